@@ -113,8 +113,15 @@ DTEST_RESULT_FN(dtest_skip, "skip", skip)
 
 /* Pass when cond holds, else fail with the reason; returns cond. */
 #define dtest_check(name, cond, ...)					\
-	((cond) ? (dtest_pass(name, __VA_ARGS__), 1) :			\
-		  (dtest_fail(name, __VA_ARGS__), 0))
+	__extension__({							\
+		int dtest_ok_ = !!(cond);				\
+									\
+		if (dtest_ok_)						\
+			dtest_pass(name, __VA_ARGS__);			\
+		else							\
+			dtest_fail(name, __VA_ARGS__);			\
+		dtest_ok_;						\
+	})
 
 /* Ends the suite; returns the process exit status (1 if any failed). */
 static inline int dtest_end(void)
