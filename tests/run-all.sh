@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The whole daxlease test suite, for a fresh Debian 12 machine (root):
+# installs what it needs, builds warning-free, runs the host unit tests,
+# the guest suites on stock Debian 6.1 (rxe + emulated NVDIMMs in QEMU TCG),
+# builds the patched kernel and runs the kernel-semantics, lease-path and
+# fault suites on it, builds the packages and the consumer test, and runs
+# the reliability tooling and the benchmark schema check.
+#
+# Each step's outcome and duration is printed at the end; the exit status is
+# non-zero if any step failed.  No step is optional: a step that cannot run
+# fails, so CI never turns a suite into a silent skip.
+set -euo pipefail
+
+usage()
+{
+	cat <<USAGE
+usage: $0 [--out DIR] [--only STEP[,STEP]] [--list]
+  --out DIR    where logs and results go (default: build/test-results)
+  --only S,..  run only these steps (for development; CI runs all)
+  --list       list the steps
+USAGE
+}
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$top/build/test-results
+only=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--out) out=$2; shift 2 ;;
+	--only) only=,$2,; shift 2 ;;
+	--list) only=LIST; shift ;;
+	-h|--help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+done
+
+build=$top/build/host
+export top out build
+
+step_deps()     { bash "$top/tests/install-deps.sh"; }
+step_build()    {
+	cmake -S "$top" -B "$build" -DENABLE_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build "$build" -j2
+}
+step_unit()     { ctest --test-dir "$build" --output-on-failure --timeout 300; }
+step_uapi()     { bash "$top/kernel-headers/check-uapi.sh"; }
+step_vm_stock() {
+	bash "$top/tests/vm/run.sh" --kernel stock --suites stock,python \
+		--out "$out/vm-stock"
+}
+step_kernel()   {
+	bash "$top/kernel-headers/build-kernel.sh"
+	test -s "$(bash "$top/kernel-headers/build-kernel.sh" --print-path)"
+}
+step_vm_patched() {
+	local kernel
+
+	kernel=$(bash "$top/kernel-headers/build-kernel.sh" --print-path)
+	bash "$top/tests/vm/run.sh" --kernel "$kernel" \
+		--suites kernel,leasepath,faults --out "$out/vm-patched"
+}
+step_packages() { bash "$top/.ci/packages.sh"; }
+
+STEPS="deps build unit uapi vm_stock kernel vm_patched packages"
+
+if [ "$only" = LIST ]; then
+	echo $STEPS
+	exit 0
+fi
+
+mkdir -p "$out"
+summary=()
+failed=0
+for s in $STEPS; do
+	if [ -n "$only" ] && [[ "$only" != *,$s,* ]]; then
+		continue
+	fi
+	echo "=============== step $s ==============="
+	t0=$(date +%s)
+	# a child shell, so that errexit holds inside the step
+	export -f "step_$s"
+	if bash -euo pipefail -c "step_$s" 2>&1 | tee "$out/$s.log"; then
+		res=PASS
+	else
+		res=FAIL
+		failed=1
+	fi
+	summary+=("$(printf '%-12s %s %5ss' "$s" "$res" $(( $(date +%s) - t0 )))")
+done
+
+echo "=============== summary ==============="
+printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
+exit $failed
