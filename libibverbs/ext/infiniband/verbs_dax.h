@@ -110,14 +110,116 @@ struct ibv_dax_caps {
 	enum ibv_dax_mr_strategy strategy_pagecache;
 };
 
+/*
+ * ibv_reg_dax_mr - map a range of a pmem file or device-DAX device and
+ * register it on @pd.
+ *
+ * The source is attr->path (opened O_RDWR when access has
+ * IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE or REMOTE_ATOMIC or with
+ * IBV_DAX_MR_CREATE, else O_RDONLY; O_CLOEXEC) or, when path is NULL,
+ * attr->fd (reopened through /proc/self/fd so that every MR has its own
+ * open file description and lease; the caller's fd is never closed).
+ * mr->addr is the mapping of attr->offset (the mapping itself starts at the
+ * offset rounded down to the source alignment); mr->length = attr->length.
+ * Strategy (query with ibv_query_dax_mr()):
+ *   FS-DAX file: exclusive layout lease + extended REG_MR when the kernel
+ *     has both; else ODP with IBV_DAX_MR_ALLOW_ODP on a device with ODP;
+ *     else EOPNOTSUPP.
+ *   device DAX, page-cache file: plain ibv_reg_mr (page cache is refused
+ *     with IBV_DAX_MR_NO_FALLBACK).
+ * Returns the MR, or NULL with errno:
+ *   EINVAL      pd or attr NULL; length 0; flags/iova set without their
+ *               comp_mask bit; IBV_DAX_MR_ALLOW_ODP with NO_FALLBACK;
+ *               unknown IBV_ACCESS_* bits or IBV_ACCESS_ON_DEMAND (the
+ *               library chooses ODP); REMOTE_WRITE/ATOMIC without
+ *               LOCAL_WRITE; devdax offset not aligned to the device
+ *               alignment (message names it); kernel without F_LAYOUT
+ *               while the probe said otherwise
+ *   EOPNOTSUPP  unknown comp_mask or IBV_DAX_MR_* bits; FS-DAX on a kernel
+ *               without the layout-lease series and no usable ODP (the
+ *               message names the missing support); page cache with
+ *               IBV_DAX_MR_NO_FALLBACK
+ *   EOVERFLOW   offset + length wraps or passes the largest file offset
+ *   EBADF       path NULL and fd negative, not open or O_PATH
+ *   EACCES      write access on a read-only fd, or an fd opened O_WRONLY;
+ *               open(2) permission denied; layout lease refused because
+ *               the caller neither owns the file nor has CAP_LEASE
+ *   EROFS       write access to a file on a read-only mount
+ *   ENOENT, ELOOP, ENAMETOOLONG, ENOTDIR  from open(2)
+ *   EISDIR      path is a directory
+ *   ENODEV      fifo, socket, block device or a character device that is
+ *               not device DAX (e.g. /dev/null)
+ *   ERANGE      [offset, offset + length), rounded up to the mapping
+ *               alignment, passes the end of the file (without
+ *               IBV_DAX_MR_CREATE) or of the device
+ *   EAGAIN      the layout lease conflicts with another process's lease
+ *               or open (the message names the pid when /proc/locks does)
+ *   EPERM       the kernel refused the pin: lease not held (seed point 2)
+ *   ENOMEM, ENOSPC, EIO, ...  from libpmem2, fallocate or the driver
+ * On failure nothing is left behind: no fd, mapping, lease or MR.
+ */
 struct ibv_mr *ibv_reg_dax_mr(struct ibv_pd *pd,
 			      const struct ibv_dax_mr_init_attr *attr);
+
+/*
+ * ibv_dereg_dax_mr - deregister, drop the lease, unmap and close.
+ * Returns 0, or -1 with errno:
+ *   EINVAL  mr NULL, not from ibv_reg_dax_mr(), or already deregistered
+ *           (a live-MR registry is checked first, so a second call is
+ *           safe and fails this way)
+ *   EBUSY and other driver errors: the MR stays registered and usable
+ * After ibv_close_device() of its context the call still succeeds (0):
+ * the library keeps a reference to the uverbs file while MRs live and
+ * destroys the kernel MR through it.  In a child of fork() it releases
+ * only the child's mapping and fd (the parent's MR and lease are kept)
+ * and returns 0.
+ */
 int ibv_dereg_dax_mr(struct ibv_mr *mr);
+
+/*
+ * ibv_query_dax_mr - kind, strategy, lease state, persistence granularity,
+ * path and range of a DAX MR.  attr->comp_mask must be 0.
+ * Returns 0, or -1 with errno EINVAL (mr not a live DAX MR, attr NULL) or
+ * EOPNOTSUPP (attr->comp_mask not 0).
+ */
 int ibv_query_dax_mr(struct ibv_mr *mr, struct ibv_dax_mr_attr *attr);
+
+/*
+ * ibv_dax_mr_release_lease - drop the layout lease, keep the pin (seed
+ * point 4: the MR stays valid, but further pins of the file fail and the
+ * file's layout may change again once every MR is gone).  Idempotent:
+ * returns 0 if no lease is held (already released, or a devdax/page-cache
+ * /ODP MR).  -1 with errno EINVAL (not a live DAX MR), EPERM (called in a
+ * forked child) or the fcntl(2) error.
+ */
 int ibv_dax_mr_release_lease(struct ibv_mr *mr);
+
+/*
+ * ibv_dax_mr_persist - make [mr->addr + offset, + len) durable after RDMA
+ * or CPU writes: CPU cache flush + fence (FS-DAX, devdax) or msync (page
+ * cache, which reports write-back errors).  offset is relative to mr->addr.
+ * len 0 is a no-op.  Returns 0, or -1 with errno EINVAL (not a live DAX MR),
+ * ERANGE (range outside the MR) or the msync(2) error (EIO).
+ * Note: it persists what reached the CPU's memory domain; RDMA writes
+ * must be complete (e.g. a later RDMA READ or SEND completion) first.
+ */
 int ibv_dax_mr_persist(struct ibv_mr *mr, uint64_t offset, size_t len);
+
+/*
+ * ibv_dax_query_caps - what the kernel and the device of @context offer
+ * and the strategy each file kind gets with flags 0.  Probed once per
+ * context, thread-safe.  caps->comp_mask must be 0.  Returns 0, or -1 with
+ * errno EINVAL (context or caps NULL), EOPNOTSUPP (comp_mask not 0),
+ * EBADF (context's command fd closed) or ENOMEM.
+ */
 int ibv_dax_query_caps(struct ibv_context *context,
 		       struct ibv_dax_caps *caps);
+
+/*
+ * ibv_dax_errmsg - one-line reason (cause and remedy) of the calling
+ * thread's last failed daxlease call; "" before any failure.  Not reset
+ * by successful calls.  Valid until the thread's next daxlease call.
+ */
 const char *ibv_dax_errmsg(void);
 
 #ifdef __cplusplus

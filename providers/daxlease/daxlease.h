@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * daxlease internals, shared by libdaxlease.so (libibverbs/ext), the tools,
+ * the tests and the fuzz targets (static library daxlease_core).
+ *
+ * Conventions:
+ * - Functions named dl_*_parse, dl_validate_*, dl_strategy_choose are pure:
+ *   no file, device or global state; they return 0 or a positive errno
+ *   value and write a one-line reason into a caller buffer.
+ * - Everything else that can fail returns -1 (or NULL), sets errno and the
+ *   thread-local message read by ibv_dax_errmsg() (errmsg.c), and releases
+ *   what it acquired before returning.
+ */
+#ifndef DAXLEASE_INTERNAL_H
+#define DAXLEASE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <pthread.h>
+
+#include <libpmem2.h>
+#include <infiniband/verbs.h>
+#include <infiniband/verbs_dax.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+
+#define DL_EXPORT __attribute__((visibility("default")))
+
+/* errmsg.c ------------------------------------------------------------ */
+
+#define DL_ERRMSG_MAX 512
+
+/* Set errno = err and the thread-local message; returns -1. */
+int dl_err(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Same, returning NULL, for pointer-returning paths. */
+void *dl_err_null(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The calling thread's last message ("" if none). */
+const char *dl_errmsg(void);
+/* Keep errno and message across cleanup calls that may clobber them. */
+struct dl_err_save {
+	int err;
+	char msg[DL_ERRMSG_MAX];
+};
+void dl_err_save(struct dl_err_save *s);
+void dl_err_restore(const struct dl_err_save *s);
+
+/* validate.c ---------------------------------------------------------- */
+
+#define DL_INIT_ATTR_COMP_MASK (IBV_DAX_MR_INIT_IOVA | IBV_DAX_MR_INIT_FLAGS)
+#define DL_MR_FLAGS_ALL                                                       \
+	(IBV_DAX_MR_RELEASE_LEASE | IBV_DAX_MR_ALLOW_ODP |                    \
+	 IBV_DAX_MR_NO_FALLBACK | IBV_DAX_MR_CREATE)
+/* Access bits that need a writable file and mapping */
+#define DL_ACCESS_WRITE                                                       \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                   \
+	 IBV_ACCESS_REMOTE_ATOMIC)
+
+/*
+ * Pure check of an init attr: no device or file access, no global state,
+ * so the fuzz target can call it on arbitrary bytes.  Returns 0 or:
+ *   EINVAL      attr NULL; length 0; neither path nor fd >= 0 (EBADF for a
+ *               negative fd); flags or iova set without their comp_mask
+ *               bit; ALLOW_ODP with NO_FALLBACK; unknown or contradictory
+ *               IBV_ACCESS_* bits (ON_DEMAND: use IBV_DAX_MR_ALLOW_ODP;
+ *               REMOTE_WRITE/ATOMIC without LOCAL_WRITE)
+ *   EOPNOTSUPP  unknown comp_mask or IBV_DAX_MR_* flag bits
+ *   EOVERFLOW   offset + length wraps or exceeds the off_t range
+ * msg (may be NULL) receives a one-line reason.
+ */
+int dl_validate_init_attr(const struct ibv_dax_mr_init_attr *attr, char *msg,
+			  size_t msglen);
+/* The effective policy flags (0 unless IBV_DAX_MR_INIT_FLAGS). */
+uint32_t dl_init_attr_flags(const struct ibv_dax_mr_init_attr *attr);
+
+/* source.c ------------------------------------------------------------ */
+
+struct dl_source {
+	int fd;				/* ours, O_CLOEXEC */
+	enum ibv_dax_file_kind kind;
+	char *path;			/* for messages and query; malloc'd */
+	bool writable;			/* opened for write */
+	uint64_t size;			/* file or device size */
+	size_t align;			/* libpmem2 mapping alignment */
+	struct pmem2_source *psrc;
+	dev_t dev;			/* st_dev of the file */
+	ino_t ino;
+	unsigned int dev_major, dev_minor;	/* devdax: st_rdev */
+};
+
+/*
+ * Open (path) or take (fd) the source, classify it and check the range
+ * [offset, offset + length) against it; with IBV_DAX_MR_CREATE create or
+ * extend the file.  errno on failure:
+ *   ENOENT, ELOOP, EACCES, EROFS, ...  from open(2), passed through
+ *   EBADF       caller fd not open, or O_PATH
+ *   EACCES      write access requested on a read-only fd (or O_WRONLY fd)
+ *   EISDIR      a directory
+ *   ENODEV      fifo, socket, block device, char device other than dax
+ *   ERANGE      range past end of file or device (without CREATE)
+ *   EINVAL      devdax offset or length not aligned to the device alignment
+ */
+int dl_source_open(const struct ibv_dax_mr_init_attr *attr,
+		   struct dl_source *src);
+void dl_source_close(struct dl_source *src);
+/* Classify an open fd (no range checks); 0 or -1 with errno/message. */
+int dl_source_classify(int fd, const char *path, struct dl_source *src);
+const char *dl_kind_name(enum ibv_dax_file_kind kind);
+
+/* map.c --------------------------------------------------------------- */
+
+struct dl_map {
+	struct pmem2_map *map;
+	void *base;			/* aligned-down start of the mapping */
+	size_t map_len;
+	void *addr;			/* the requested file offset */
+	size_t length;
+	pmem2_persist_fn persist;
+	enum pmem2_granularity granularity;
+};
+
+/*
+ * Map [offset, offset + length) of src shared, read-only unless writable.
+ * libpmem2 wants the offset aligned to pmem2_source_alignment: the mapping
+ * starts at the aligned-down offset and addr points at the requested one.
+ */
+int dl_map_range(struct dl_source *src, uint64_t offset, size_t length,
+		 struct dl_map *map);
+void dl_map_unmap(struct dl_map *map);
+/* Make [addr, addr + len) inside the map persistent; 0 or -1/errno. */
+int dl_map_persist(struct dl_map *map, void *addr, size_t len);
+enum ibv_dax_persist_granularity dl_map_granularity(const struct dl_map *map);
+
+/* lease.c ------------------------------------------------------------- */
+
+/*
+ * Take the exclusive layout lease (seed point 1) on fd.  errno:
+ *   EAGAIN   another open file or lease conflicts (message names the pid
+ *            from /proc/locks when it can)
+ *   EACCES   not the file's owner and no CAP_LEASE (EPERM mapped to EACCES)
+ *   EINVAL   kernel without F_LAYOUT (stock), leases disabled
+ *            (fs.leases-enable = 0) or not a regular file
+ */
+int dl_lease_take(int fd, const char *path);
+int dl_lease_release(int fd, const char *path);
+/* F_GETLEASE == F_LAYOUT | F_EXCLUSIVE on fd */
+bool dl_lease_held(int fd);
+/*
+ * Process-wide probe (pthread_once): does the kernel accept
+ * F_SETLEASE(F_LAYOUT | F_EXCLUSIVE)?  *err gets the fcntl errno (0 when
+ * supported).
+ */
+bool dl_lease_supported(int *err);
+/* Uncached probe on a memfd/O_TMPFILE; 1 supported, 0 not, errno in *err */
+int dl_lease_probe_now(int *err);
+
+/* ioctl.c ------------------------------------------------------------- */
+
+#define DL_IOCTL_MAX_ATTRS 16
+
+/* A small uverbs ioctl command: one header, attributes in id order. */
+struct dl_ioctl {
+	union {
+		struct ib_uverbs_ioctl_hdr hdr;
+		uint8_t buf[sizeof(struct ib_uverbs_ioctl_hdr) +
+			    DL_IOCTL_MAX_ATTRS * sizeof(struct ib_uverbs_attr)];
+	} u;
+	struct ib_uverbs_attr scratch;	/* target of attrs past the end */
+	bool overflow;
+};
+
+void dl_ioctl_init(struct dl_ioctl *cmd, uint16_t object_id,
+		   uint16_t method_id, uint32_t driver_id);
+struct ib_uverbs_attr *dl_ioctl_attr(struct dl_ioctl *cmd, uint16_t attr_id);
+void dl_ioctl_in_obj(struct dl_ioctl *cmd, uint16_t attr_id, uint32_t handle);
+struct ib_uverbs_attr *dl_ioctl_new_obj(struct dl_ioctl *cmd,
+					uint16_t attr_id);
+void dl_ioctl_in_u64(struct dl_ioctl *cmd, uint16_t attr_id, uint64_t val);
+void dl_ioctl_in_s32(struct dl_ioctl *cmd, uint16_t attr_id, int32_t val);
+void dl_ioctl_out(struct dl_ioctl *cmd, uint16_t attr_id, void *ptr,
+		  uint16_t len);
+/* Issue on cmd_fd; returns 0 or the positive errno. */
+int dl_ioctl_exec(int cmd_fd, struct dl_ioctl *cmd);
+
+/*
+ * The kernel rejects an ioctl whose driver_id differs from the device's
+ * (EINVAL) before it looks at the method; libibverbs does not export the
+ * id, so find it by asking for a method that cannot exist: the right id
+ * answers EPROTONOSUPPORT.  Returns 0 and *driver_id, or the errno.
+ */
+int dl_ioctl_find_driver_id(int cmd_fd, uint32_t *driver_id);
+/*
+ * Is DAXLEASE_UVERBS_METHOD_REG_MR known?  Sent with no attributes: an
+ * unknown method answers EPROTONOSUPPORT (stock 6.1), a known one fails
+ * its mandatory-attribute check (EINVAL).  1 present, 0 absent, -errno
+ * if the probe itself failed.
+ */
+int dl_ioctl_probe_reg_mr(int cmd_fd, uint32_t driver_id);
+
+struct dl_reg_mr_args {
+	uint32_t pd_handle;
+	uint64_t addr;
+	uint64_t length;
+	uint64_t iova;
+	uint64_t access;
+	int dax_fd;
+	uint64_t dax_offset;
+};
+struct dl_reg_mr_resp {
+	uint32_t handle;
+	uint32_t lkey;
+	uint32_t rkey;
+};
+/* Extended REG_MR (DESIGN §4); 0 or positive errno. */
+int dl_ioctl_reg_mr(int cmd_fd, uint32_t driver_id,
+		    const struct dl_reg_mr_args *args,
+		    struct dl_reg_mr_resp *resp);
+/* UVERBS_METHOD_MR_DESTROY; 0 or positive errno. */
+int dl_ioctl_destroy_mr(int cmd_fd, uint32_t driver_id, uint32_t handle);
+
+/* probe.c ------------------------------------------------------------- */
+
+/* What one context offers; cached per (context, uverbs device). */
+struct dl_ctx {
+	struct dl_ctx *next;
+	struct ibv_context *context;
+	int cmd_fd;			/* context->cmd_fd at probe time */
+	dev_t cmd_rdev;
+	uint32_t driver_id;
+	bool driver_id_known;
+	int lease_err;			/* fcntl errno of the lease probe */
+	int reg_mr_err;			/* errno of the REG_MR probe */
+	struct ibv_dax_caps caps;
+	/*
+	 * While MRs of this context live the library holds a dup of cmd_fd:
+	 * the MRs can be destroyed even after ibv_close_device(), and the
+	 * dup tells a closed context from a live one.
+	 */
+	int ref_fd;
+	unsigned int nmrs;
+	bool dead;			/* the application closed the context */
+};
+
+/* Find or create the probed entry of context; NULL/errno on failure. */
+struct dl_ctx *dl_ctx_get(struct ibv_context *context);
+/* Take/drop an MR's reference (opens/closes ref_fd). */
+int dl_ctx_ref(struct dl_ctx *ctx);
+void dl_ctx_unref(struct dl_ctx *ctx);
+/* Is ctx->ref_fd still the file behind the application's cmd_fd? */
+bool dl_ctx_alive(struct dl_ctx *ctx);
+/* Fill caps (probe on first use). */
+int dl_query_caps(struct ibv_context *context, struct ibv_dax_caps *caps);
+
+/* strategy.c ---------------------------------------------------------- */
+
+/*
+ * DESIGN §3 table, pure.  Returns 0 and *out, or EOPNOTSUPP with a reason
+ * naming the missing kernel support (or ENOTSUP-like refusal of
+ * IBV_DAX_MR_NO_FALLBACK on page cache).
+ */
+int dl_strategy_choose(enum ibv_dax_file_kind kind, uint32_t flags,
+		       const struct ibv_dax_caps *caps,
+		       enum ibv_dax_mr_strategy *out, char *msg,
+		       size_t msglen);
+const char *dl_strategy_name(enum ibv_dax_mr_strategy s);
+
+/* pins.c -------------------------------------------------------------- */
+
+/*
+ * /proc/<pid>/file_pins (seed 001, cover letter):
+ *
+ *	4: /dev/infiniband/uverbs0	an owner: fd number and its path
+ *		/mnt/pmem/foo		tab-indented: files pinned through it
+ *	/mnt/pmem/bar			bare path: pinned through the mm
+ *
+ * Empty lines are ignored; the last line may lack its newline.  Malformed:
+ * a tab line before any owner, an empty path, an owner line whose fd
+ * number overflows, a NUL byte.
+ */
+struct dl_pin_owner {
+	int fd;
+	char *path;			/* e.g. /dev/infiniband/uverbs0 */
+	size_t nfiles;
+	char **files;
+};
+
+struct dl_pins {
+	size_t nowners;
+	struct dl_pin_owner *owners;
+	size_t nmm;			/* mm-owned pins */
+	char **mm_files;
+	size_t err_line;		/* 1-based line of a parse error */
+};
+
+/*
+ * Pure: parse len bytes of buf into out (zeroed first).  Returns 0,
+ * EINVAL (malformed; out->err_line says where) or ENOMEM.  On error out
+ * holds nothing to free beyond what dl_pins_free() handles.
+ */
+int dl_pins_parse(const char *buf, size_t len, struct dl_pins *out);
+void dl_pins_free(struct dl_pins *pins);
+/* Read and parse /proc/<pid>/file_pins (pid 0: self); 0 or errno
+ * (ENOENT: kernel without file_pins). */
+int dl_pins_read(pid_t pid, struct dl_pins *out);
+/* Number of pins (owner or mm) on exactly path. */
+size_t dl_pins_count(const struct dl_pins *pins, const char *path);
+size_t dl_pins_total(const struct dl_pins *pins);
+
+/* mr.c ---------------------------------------------------------------- */
+
+#define DL_MR_MAGIC 0x64786c656173654dULL	/* "Mesaelxd" */
+
+struct dl_mr {
+	struct ibv_mr ibv;		/* returned to the application */
+	uint64_t magic;
+	struct dl_mr *hnext;		/* registry bucket chain */
+	pid_t owner_pid;		/* fork(): the child gets no MR */
+	struct dl_ctx *ctx;
+	struct ibv_mr *provider_mr;	/* PLAIN / ODP */
+	struct dl_source src;
+	struct dl_map map;
+	enum ibv_dax_mr_strategy strategy;
+	bool lease_held;
+	uint64_t offset;
+	size_t length;
+	unsigned int access;
+	uint32_t flags;
+};
+
+struct ibv_mr *dl_reg_dax_mr(struct ibv_pd *pd,
+			     const struct ibv_dax_mr_init_attr *attr);
+int dl_dereg_dax_mr(struct ibv_mr *mr);
+int dl_query_dax_mr(struct ibv_mr *mr, struct ibv_dax_mr_attr *attr);
+int dl_mr_release_lease(struct ibv_mr *mr);
+int dl_mr_persist(struct ibv_mr *mr, uint64_t offset, size_t len);
+/* Live MRs in the registry (tests). */
+size_t dl_mr_live_count(void);
+
+#endif /* DAXLEASE_INTERNAL_H */

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The exclusive layout lease of seed point 1: fcntl(fd, F_SETLEASE,
+ * F_LAYOUT | F_EXCLUSIVE).  It is an F_RDLCK-level lease, so several
+ * processes (or MRs, each with its own open file) may hold it at once;
+ * while any is held, truncate and hole punch of the file fail (point 3).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <linux/daxlease_fcntl.h>
+
+#include "daxlease.h"
+
+#define DL_LAYOUT_EXCL (F_LAYOUT | F_EXCLUSIVE)
+
+/* Who holds a lease on the inode of fd, from /proc/locks; 0 if unknown */
+static pid_t lease_holder(int fd)
+{
+	unsigned int maj, min;
+	unsigned long long ino;
+	char line[256], type[16];
+	struct stat st;
+	pid_t found = 0;
+	FILE *f;
+	int pid;
+
+	if (fstat(fd, &st))
+		return 0;
+	f = fopen("/proc/locks", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		/* "1: LEASE  ACTIVE    READ  1234 fd:00:1234 0 EOF" */
+		if (!strstr(line, "LEASE") && !strstr(line, "DELEG"))
+			continue;
+		if (sscanf(line, "%*d: %*s %*s %15s %d %x:%x:%llu", type, &pid,
+			   &maj, &min, &ino) != 5)
+			continue;
+		if (makedev(maj, min) == st.st_dev && ino == st.st_ino &&
+		    pid != getpid()) {
+			found = pid;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+int dl_lease_take(int fd, const char *path)
+{
+	pid_t holder;
+
+	if (fcntl(fd, F_SETLEASE, DL_LAYOUT_EXCL) == 0)
+		return 0;
+
+	switch (errno) {
+	case EAGAIN:
+	case EBUSY:
+		holder = lease_holder(fd);
+		if (holder)
+			return dl_err(EAGAIN,
+				      "cannot take the layout lease on %s: process %d holds a conflicting lease; wait for it to release it",
+				      path, (int)holder);
+		return dl_err(EAGAIN,
+			      "cannot take the layout lease on %s: a conflicting lease or open by another process exists; close it and retry",
+			      path);
+	case EACCES:
+	case EPERM:
+		return dl_err(EACCES,
+			      "cannot take the layout lease on %s: not the file's owner and no CAP_LEASE; chown the file or grant CAP_LEASE",
+			      path);
+	case EINVAL:
+		return dl_err(EINVAL,
+			      "kernel refuses F_SETLEASE(F_LAYOUT|F_EXCLUSIVE) on %s: no layout-lease support (apply kernel-headers/patches/linux-6.1) or leases disabled (sysctl fs.leases-enable)",
+			      path);
+	default:
+		return dl_err(errno, "F_SETLEASE(F_LAYOUT|F_EXCLUSIVE) on %s: %s",
+			      path, strerror(errno));
+	}
+}
+
+int dl_lease_release(int fd, const char *path)
+{
+	if (fcntl(fd, F_SETLEASE, F_UNLCK) == 0)
+		return 0;
+	return dl_err(errno, "cannot release the layout lease on %s: %s", path,
+		      strerror(errno));
+}
+
+bool dl_lease_held(int fd)
+{
+	int l = fcntl(fd, F_GETLEASE);
+
+	return l >= 0 && (l & DL_LAYOUT_EXCL) == DL_LAYOUT_EXCL;
+}
+
+static int probe_file(void)
+{
+	char tmpl[] = "/tmp/daxlease-probe-XXXXXX";
+	int fd;
+
+	fd = memfd_create("daxlease-lease-probe", MFD_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	fd = mkostemp(tmpl, O_CLOEXEC);
+	if (fd >= 0)
+		unlink(tmpl);
+	return fd;
+}
+
+int dl_lease_probe_now(int *err)
+{
+	int fd, ret;
+
+	*err = 0;
+	fd = probe_file();
+	if (fd < 0) {
+		*err = errno;
+		return 0;
+	}
+	/*
+	 * A file we created and own: EINVAL can only mean the kernel does
+	 * not know the lease type (stock 6.1: F_LAYOUT is absent from
+	 * fcntl's lease types) or leases are disabled.
+	 */
+	if (fcntl(fd, F_SETLEASE, DL_LAYOUT_EXCL) == 0) {
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+		ret = 1;
+	} else {
+		*err = errno;
+		/* EAGAIN: the type was understood, a conflict got in */
+		ret = errno == EAGAIN;
+	}
+	close(fd);
+	return ret;
+}
+
+static pthread_once_t lease_once = PTHREAD_ONCE_INIT;
+static bool lease_ok;
+static int lease_errno;
+
+static void lease_probe_once(void)
+{
+	int err;
+
+	lease_ok = dl_lease_probe_now(&err) == 1;
+	lease_errno = err;
+}
+
+bool dl_lease_supported(int *err)
+{
+	pthread_once(&lease_once, lease_probe_once);
+	if (err)
+		*err = lease_errno;
+	return lease_ok;
+}

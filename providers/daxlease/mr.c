@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The DAX MR object: source + mapping + (lease) + registration, and the
+ * registry of live MRs.
+ *
+ * Every public call on an MR first finds the pointer in the registry, so a
+ * foreign pointer or a second ibv_dereg_dax_mr() fails with EINVAL instead
+ * of touching freed memory.  The registry is a read-write lock over a hash
+ * of pointers: query and persist hold it shared for their whole duration,
+ * deregistration takes it exclusively only to unlink, so a persist racing
+ * a dereg either completes before the unmap or fails with EINVAL.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daxlease.h"
+
+#define DL_REG_BUCKETS 256
+
+static pthread_rwlock_t reg_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct dl_mr *reg_hash[DL_REG_BUCKETS];
+static size_t reg_count;
+
+static unsigned int reg_bucket(const void *p)
+{
+	uintptr_t v = (uintptr_t)p;
+
+	return (unsigned int)((v >> 4) ^ (v >> 12) ^ (v >> 20)) %
+	       DL_REG_BUCKETS;
+}
+
+/* Caller holds reg_lock (either way). */
+static struct dl_mr *reg_find(const struct ibv_mr *mr)
+{
+	struct dl_mr *m;
+
+	for (m = reg_hash[reg_bucket(mr)]; m; m = m->hnext)
+		if (&m->ibv == mr)
+			return m->magic == DL_MR_MAGIC ? m : NULL;
+	return NULL;
+}
+
+static void reg_insert(struct dl_mr *m)
+{
+	unsigned int b = reg_bucket(&m->ibv);
+
+	pthread_rwlock_wrlock(&reg_lock);
+	m->hnext = reg_hash[b];
+	reg_hash[b] = m;
+	reg_count++;
+	pthread_rwlock_unlock(&reg_lock);
+}
+
+/* Caller holds reg_lock for writing. */
+static void reg_unlink(struct dl_mr *m)
+{
+	struct dl_mr **pp;
+
+	for (pp = &reg_hash[reg_bucket(&m->ibv)]; *pp; pp = &(*pp)->hnext)
+		if (*pp == m) {
+			*pp = m->hnext;
+			reg_count--;
+			return;
+		}
+}
+
+size_t dl_mr_live_count(void)
+{
+	size_t n;
+
+	pthread_rwlock_rdlock(&reg_lock);
+	n = reg_count;
+	pthread_rwlock_unlock(&reg_lock);
+	return n;
+}
+
+static int not_ours(const struct ibv_mr *mr)
+{
+	if (!mr)
+		return dl_err(EINVAL, "mr is NULL");
+	return dl_err(EINVAL,
+		      "mr %p is not a live DAX MR: already deregistered, or not from ibv_reg_dax_mr() (use ibv_dereg_mr() for those)",
+		      (const void *)mr);
+}
+
+static int reg_plain(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
+		     unsigned int access)
+{
+	struct ibv_mr *p;
+
+	p = ibv_reg_mr_iova2(pd, m->map.addr, m->length, iova, access);
+	if (!p) {
+		int err = errno ? errno : EIO;
+
+		if (m->strategy == IBV_DAX_MR_STRATEGY_ODP)
+			return dl_err(err,
+				      "ODP registration of %s failed: %s",
+				      m->src.path, strerror(err));
+		if (err == EOPNOTSUPP && m->src.kind == IBV_DAX_FILE_FSDAX)
+			return dl_err(err,
+				      "kernel refuses a long-term pin of FS-DAX %s (stock kernel): apply kernel-headers/patches/linux-6.1",
+				      m->src.path);
+		return dl_err(err, "ibv_reg_mr of %s (%s) failed: %s",
+			      m->src.path, dl_kind_name(m->src.kind),
+			      strerror(err));
+	}
+	m->provider_mr = p;
+	m->ibv.context = p->context;
+	m->ibv.pd = p->pd;
+	m->ibv.addr = p->addr;
+	m->ibv.length = p->length;
+	m->ibv.handle = p->handle;
+	m->ibv.lkey = p->lkey;
+	m->ibv.rkey = p->rkey;
+	return 0;
+}
+
+static int reg_lease_pin(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
+			 unsigned int access)
+{
+	struct dl_reg_mr_args args = {
+		.pd_handle = pd->handle,
+		.addr = (uintptr_t)m->map.addr,
+		.length = m->length,
+		.iova = iova,
+		.access = access,
+		.dax_fd = m->src.fd,
+		.dax_offset = m->offset,
+	};
+	struct dl_reg_mr_resp resp;
+	int ret;
+
+	/* seed point 1: the lease comes before the pin */
+	if (dl_lease_take(m->src.fd, m->src.path))
+		return -1;
+	m->lease_held = true;
+
+	ret = dl_ioctl_reg_mr(pd->context->cmd_fd, m->ctx->driver_id, &args,
+			      &resp);
+	if (ret) {
+		struct dl_err_save s;
+
+		switch (ret) {
+		case EPERM:
+			dl_err(EPERM,
+			       "kernel refused the pin of %s: the layout lease is not held by this process (seed point 2)",
+			       m->src.path);
+			break;
+		case EPROTONOSUPPORT:
+			dl_err(EOPNOTSUPP,
+			       "kernel does not know the extended REG_MR attributes: kernel and kernel-headers/ of different versions");
+			break;
+		default:
+			dl_err(ret, "extended REG_MR of %s failed: %s",
+			       m->src.path, strerror(ret));
+		}
+		dl_err_save(&s);
+		dl_lease_release(m->src.fd, m->src.path);
+		m->lease_held = false;
+		dl_err_restore(&s);
+		return -1;
+	}
+	m->ibv.context = pd->context;
+	m->ibv.pd = pd;
+	m->ibv.addr = m->map.addr;
+	m->ibv.length = m->length;
+	m->ibv.handle = resp.handle;
+	m->ibv.lkey = resp.lkey;
+	m->ibv.rkey = resp.rkey;
+
+	/* seed point 4: pins stay, further pins of the file will fail */
+	if (m->flags & IBV_DAX_MR_RELEASE_LEASE) {
+		if (dl_lease_release(m->src.fd, m->src.path) == 0)
+			m->lease_held = false;
+	}
+	return 0;
+}
+
+struct ibv_mr *dl_reg_dax_mr(struct ibv_pd *pd,
+			     const struct ibv_dax_mr_init_attr *attr)
+{
+	char msg[DL_ERRMSG_MAX];
+	struct dl_err_save s;
+	unsigned int access;
+	struct dl_mr *m;
+	uint64_t iova;
+	int ret;
+
+	if (!pd)
+		return dl_err_null(EINVAL, "pd is NULL: allocate one with ibv_alloc_pd()");
+	ret = dl_validate_init_attr(attr, msg, sizeof(msg));
+	if (ret)
+		return dl_err_null(ret, "%s", msg);
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return dl_err_null(ENOMEM, "out of memory");
+	m->owner_pid = getpid();
+	m->offset = attr->offset;
+	m->length = attr->length;
+	m->access = attr->access;
+	m->flags = dl_init_attr_flags(attr);
+
+	m->ctx = dl_ctx_get(pd->context);
+	if (!m->ctx)
+		goto err_free;
+
+	if (dl_source_open(attr, &m->src))
+		goto err_free;
+
+	ret = dl_strategy_choose(m->src.kind, m->flags, &m->ctx->caps,
+				 &m->strategy, msg, sizeof(msg));
+	if (ret) {
+		dl_err(ret, "%s: %s", m->src.path, msg);
+		goto err_source;
+	}
+
+	if (dl_map_range(&m->src, m->offset, m->length, &m->map))
+		goto err_source;
+
+	if (dl_ctx_ref(m->ctx))
+		goto err_unmap;
+
+	iova = (attr->comp_mask & IBV_DAX_MR_INIT_IOVA) ?
+		       attr->iova : (uintptr_t)m->map.addr;
+	access = m->access;
+	switch (m->strategy) {
+	case IBV_DAX_MR_STRATEGY_LEASE_PIN:
+		ret = reg_lease_pin(m, pd, iova, access);
+		break;
+	case IBV_DAX_MR_STRATEGY_ODP:
+		ret = reg_plain(m, pd, iova, access | IBV_ACCESS_ON_DEMAND);
+		break;
+	default:
+		ret = reg_plain(m, pd, iova, access);
+		break;
+	}
+	if (ret)
+		goto err_unref;
+
+	m->magic = DL_MR_MAGIC;
+	reg_insert(m);
+	return &m->ibv;
+
+err_unref:
+	dl_err_save(&s);
+	dl_ctx_unref(m->ctx);
+	dl_err_restore(&s);
+err_unmap:
+	dl_err_save(&s);
+	dl_map_unmap(&m->map);
+	dl_err_restore(&s);
+err_source:
+	dl_err_save(&s);
+	dl_source_close(&m->src);
+	dl_err_restore(&s);
+err_free:
+	dl_err_save(&s);
+	free(m);
+	dl_err_restore(&s);
+	return NULL;
+}
+
+/* Kernel side of a deregistration; 0 or -1/errno (then the MR stays). */
+static int dereg_kernel(struct dl_mr *m)
+{
+	bool alive = dl_ctx_alive(m->ctx);
+	int ret;
+
+	if (alive && m->strategy != IBV_DAX_MR_STRATEGY_LEASE_PIN) {
+		ret = ibv_dereg_mr(m->provider_mr);
+		if (ret)
+			return dl_err(ret, "ibv_dereg_mr failed: %s (memory windows still bound?)",
+				      strerror(ret));
+		return 0;
+	}
+	/*
+	 * LEASE_PIN MRs are ours to destroy; after ibv_close_device() the
+	 * provider's MR memory is gone but our dup of the command fd keeps
+	 * the uverbs file, so the kernel MR is destroyed through it.  (The
+	 * provider's small MR struct of a closed context cannot be freed
+	 * safely and is left alone.)
+	 */
+	if (!m->ctx->driver_id_known)
+		return alive ? dl_err(EIO, "unknown uverbs driver id") : 0;
+	ret = dl_ioctl_destroy_mr(m->ctx->ref_fd, m->ctx->driver_id,
+				  m->ibv.handle);
+	if (ret && alive)
+		return dl_err(ret, "MR_DESTROY failed: %s (memory windows still bound?)",
+			      strerror(ret));
+	return 0;
+}
+
+static void dl_mr_free(struct dl_mr *m)
+{
+	struct dl_err_save s;
+
+	dl_err_save(&s);
+	if (m->lease_held && m->owner_pid == getpid())
+		dl_lease_release(m->src.fd, m->src.path);
+	dl_map_unmap(&m->map);
+	dl_source_close(&m->src);
+	/* in a child this closes only the child's copy of the held fd */
+	dl_ctx_unref(m->ctx);
+	m->magic = 0;
+	free(m);
+	dl_err_restore(&s);
+}
+
+int dl_dereg_dax_mr(struct ibv_mr *mr)
+{
+	struct dl_mr *m;
+
+	pthread_rwlock_wrlock(&reg_lock);
+	m = mr ? reg_find(mr) : NULL;
+	if (m)
+		reg_unlink(m);
+	pthread_rwlock_unlock(&reg_lock);
+	if (!m)
+		return not_ours(mr);
+
+	/*
+	 * A child of fork() shares the parent's uverbs file and lease:
+	 * destroying the MR or dropping the lease would break the parent.
+	 * Only the child's copies of the mapping and fd go.
+	 */
+	if (m->owner_pid != getpid()) {
+		dl_mr_free(m);
+		return 0;
+	}
+
+	if (dereg_kernel(m)) {
+		struct dl_err_save s;
+
+		dl_err_save(&s);
+		reg_insert(m);
+		dl_err_restore(&s);
+		return -1;
+	}
+	dl_mr_free(m);
+	return 0;
+}
+
+int dl_query_dax_mr(struct ibv_mr *mr, struct ibv_dax_mr_attr *attr)
+{
+	struct dl_mr *m;
+
+	if (!attr)
+		return dl_err(EINVAL, "attr is NULL");
+	if (attr->comp_mask)
+		return dl_err(EOPNOTSUPP,
+			      "unknown comp_mask 0x%llx in struct ibv_dax_mr_attr: pass 0",
+			      (unsigned long long)attr->comp_mask);
+	pthread_rwlock_rdlock(&reg_lock);
+	m = mr ? reg_find(mr) : NULL;
+	if (!m) {
+		pthread_rwlock_unlock(&reg_lock);
+		return not_ours(mr);
+	}
+	attr->kind = m->src.kind;
+	attr->strategy = m->strategy;
+	attr->granularity = dl_map_granularity(&m->map);
+	attr->lease_held = m->lease_held;
+	attr->path = m->src.path;
+	attr->offset = m->offset;
+	attr->length = m->length;
+	pthread_rwlock_unlock(&reg_lock);
+	return 0;
+}
+
+int dl_mr_release_lease(struct ibv_mr *mr)
+{
+	struct dl_mr *m;
+	int ret = 0;
+
+	pthread_rwlock_wrlock(&reg_lock);
+	m = mr ? reg_find(mr) : NULL;
+	if (!m) {
+		pthread_rwlock_unlock(&reg_lock);
+		return not_ours(mr);
+	}
+	if (m->owner_pid != getpid())
+		ret = dl_err(EPERM,
+			     "MR belongs to process %d: a forked child cannot release its lease",
+			     (int)m->owner_pid);
+	else if (m->lease_held && !dl_lease_release(m->src.fd, m->src.path))
+		m->lease_held = false;
+	else if (m->lease_held)
+		ret = -1;
+	pthread_rwlock_unlock(&reg_lock);
+	return ret;
+}
+
+int dl_mr_persist(struct ibv_mr *mr, uint64_t offset, size_t len)
+{
+	struct dl_mr *m;
+	int ret;
+
+	pthread_rwlock_rdlock(&reg_lock);
+	m = mr ? reg_find(mr) : NULL;
+	if (!m) {
+		pthread_rwlock_unlock(&reg_lock);
+		return not_ours(mr);
+	}
+	if (offset > m->length || len > m->length - offset) {
+		ret = dl_err(ERANGE,
+			     "persist range [0x%llx, +0x%zx) is outside the MR (0x%zx bytes; offsets are relative to mr->addr)",
+			     (unsigned long long)offset, len, m->length);
+	} else {
+		ret = dl_map_persist(&m->map, (char *)m->map.addr + offset,
+				     len);
+	}
+	pthread_rwlock_unlock(&reg_lock);
+	return ret;
+}

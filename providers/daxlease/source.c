@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The file behind a DAX MR: open or take it, tell FS-DAX, device DAX and
+ * page-cache files apart, and check the requested range against it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "daxlease.h"
+
+#ifndef STATX_ATTR_DAX
+#define STATX_ATTR_DAX 0x00200000
+#endif
+
+const char *dl_kind_name(enum ibv_dax_file_kind kind)
+{
+	switch (kind) {
+	case IBV_DAX_FILE_FSDAX:
+		return "fsdax";
+	case IBV_DAX_FILE_DEVDAX:
+		return "devdax";
+	case IBV_DAX_FILE_PAGECACHE:
+		return "pagecache";
+	default:
+		return "unknown";
+	}
+}
+
+/* /sys/dev/char/M:m/subsystem -> .../class/dax or .../bus/dax */
+static bool chr_is_dax(unsigned int maj, unsigned int min)
+{
+	char link[PATH_MAX], path[96];
+	const char *base;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/subsystem", maj, min);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return false;
+	link[n] = 0;
+	base = strrchr(link, '/');
+	base = base ? base + 1 : link;
+	return !strcmp(base, "dax");
+}
+
+int dl_source_classify(int fd, const char *path, struct dl_source *src)
+{
+	struct statx stx;
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return dl_err(errno, "fstat of %s failed: %s", path,
+			      strerror(errno));
+	src->dev = st.st_dev;
+	src->ino = st.st_ino;
+	src->size = st.st_size;
+
+	switch (st.st_mode & S_IFMT) {
+	case S_IFREG:
+		/*
+		 * STATX_ATTR_DAX is the per-inode DAX state (ext4 -o dax,
+		 * xfs dax=always/inode flag); a kernel or fs that does not
+		 * report it has no FS-DAX for this file either.
+		 */
+		if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &stx) == 0 &&
+		    (stx.stx_attributes_mask & STATX_ATTR_DAX) &&
+		    (stx.stx_attributes & STATX_ATTR_DAX))
+			src->kind = IBV_DAX_FILE_FSDAX;
+		else
+			src->kind = IBV_DAX_FILE_PAGECACHE;
+		return 0;
+	case S_IFCHR:
+		src->dev_major = major(st.st_rdev);
+		src->dev_minor = minor(st.st_rdev);
+		if (chr_is_dax(src->dev_major, src->dev_minor)) {
+			src->kind = IBV_DAX_FILE_DEVDAX;
+			return 0;
+		}
+		return dl_err(ENODEV,
+			      "%s is character device %u:%u, not a device-DAX /dev/daxX.Y: pass a pmem file or a devdax device",
+			      path, src->dev_major, src->dev_minor);
+	case S_IFDIR:
+		return dl_err(EISDIR,
+			      "%s is a directory: pass a file on a DAX mount or /dev/daxX.Y",
+			      path);
+	case S_IFBLK:
+		return dl_err(ENODEV,
+			      "%s is a block device: put a DAX file system on it (mount -o dax) and register a file, or use devdax mode",
+			      path);
+	case S_IFIFO:
+		return dl_err(ENODEV,
+			      "%s is a fifo: only regular files and /dev/daxX.Y can back a DAX MR",
+			      path);
+	case S_IFSOCK:
+		return dl_err(ENODEV,
+			      "%s is a socket: only regular files and /dev/daxX.Y can back a DAX MR",
+			      path);
+	default:
+		return dl_err(ENODEV, "%s is not a regular file or dax device",
+			      path);
+	}
+}
+
+static bool wants_write(const struct ibv_dax_mr_init_attr *attr)
+{
+	return attr->access & DL_ACCESS_WRITE;
+}
+
+static int open_path(const struct ibv_dax_mr_init_attr *attr,
+		     struct dl_source *src)
+{
+	uint32_t flags = dl_init_attr_flags(attr);
+	bool create = flags & IBV_DAX_MR_CREATE;
+	int oflags, fd;
+
+	src->writable = wants_write(attr) || create;
+	/*
+	 * O_NONBLOCK so that a fifo cannot hang the open; it is cleared once
+	 * the file is known to be a regular file or device.
+	 */
+	oflags = (src->writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK;
+	if (create)
+		oflags |= O_CREAT;
+	fd = open(attr->path, oflags, 0600);
+	if (fd < 0) {
+		int err = errno;
+
+		switch (err) {
+		case ENXIO:
+			return dl_err(ENODEV,
+				      "cannot open %s: it is a socket or a device without a driver; only regular files and /dev/daxX.Y can back a DAX MR",
+				      attr->path);
+		case EROFS:
+			return dl_err(EROFS,
+				      "cannot open %s for writing: read-only file system; register with read-only access (no IBV_ACCESS_*_WRITE/ATOMIC, no IBV_DAX_MR_CREATE)",
+				      attr->path);
+		case EACCES:
+			return dl_err(EACCES,
+				      "cannot open %s %s: permission denied",
+				      attr->path,
+				      src->writable ? "read-write" : "read-only");
+		case EISDIR:
+			return dl_err(EISDIR,
+				      "%s is a directory: pass a file on a DAX mount or /dev/daxX.Y",
+				      attr->path);
+		case ELOOP:
+			return dl_err(ELOOP,
+				      "cannot open %s: too many levels of symbolic links",
+				      attr->path);
+		case ENOENT:
+			return dl_err(ENOENT,
+				      "%s does not exist (IBV_DAX_MR_CREATE creates it)",
+				      attr->path);
+		default:
+			return dl_err(err, "cannot open %s: %s", attr->path,
+				      strerror(err));
+		}
+	}
+	src->fd = fd;
+	return 0;
+}
+
+/*
+ * A caller fd: reopen it through /proc/self/fd so this MR gets its own
+ * open file description.  A lease belongs to the open file description
+ * (struct file), so a dup() would share one lease between all MRs of the
+ * fd and the first deregistration would drop it for the others.  Without
+ * /proc, fall back to F_DUPFD_CLOEXEC.  The caller's fd is never closed.
+ */
+static int take_fd(const struct ibv_dax_mr_init_attr *attr,
+		   struct dl_source *src)
+{
+	char proc[64];
+	int fl, acc, fd;
+
+	fl = fcntl(attr->fd, F_GETFL);
+	if (fl < 0)
+		return dl_err(EBADF, "fd %d is not an open file descriptor",
+			      attr->fd);
+#ifdef O_PATH
+	if (fl & O_PATH)
+		return dl_err(EBADF,
+			      "fd %d is an O_PATH descriptor: open the file for reading or writing",
+			      attr->fd);
+#endif
+	acc = fl & O_ACCMODE;
+	if (acc == O_WRONLY)
+		return dl_err(EACCES,
+			      "fd %d is write-only: mapping needs read access, open it O_RDWR or O_RDONLY",
+			      attr->fd);
+	if (wants_write(attr) && acc != O_RDWR)
+		return dl_err(EACCES,
+			      "fd %d is read-only but access asks for write (IBV_ACCESS_LOCAL_WRITE/REMOTE_WRITE/REMOTE_ATOMIC): open it O_RDWR or drop the write access",
+			      attr->fd);
+	src->writable = acc == O_RDWR;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", attr->fd);
+	fd = open(proc, acc | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		fd = fcntl(attr->fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return dl_err(errno, "cannot duplicate fd %d: %s", attr->fd,
+			      strerror(errno));
+	src->fd = fd;
+	return 0;
+}
+
+static char *fd_path(int fd)
+{
+	char proc[64], link[PATH_MAX];
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, link, sizeof(link) - 1);
+	if (n < 0)
+		snprintf(link, sizeof(link), "fd %d", fd);
+	else
+		link[n] = 0;
+	return strdup(link);
+}
+
+static int check_range(const struct ibv_dax_mr_init_attr *attr,
+		       struct dl_source *src)
+{
+	uint64_t end = attr->offset + attr->length;	/* validated */
+	uint32_t flags = dl_init_attr_flags(attr);
+	size_t a = src->align ? src->align : 1;
+	uint64_t map_end = (end + a - 1) / a * a;
+	int ret;
+
+	if (src->kind == IBV_DAX_FILE_DEVDAX) {
+		/* libpmem2 and the device fault in align-sized pages */
+		if (attr->offset % a)
+			return dl_err(EINVAL,
+				      "offset 0x%llx of device DAX %s is not aligned to the device alignment of %zu bytes (see /sys/dev/char/%u:%u/device/align)",
+				      (unsigned long long)attr->offset,
+				      src->path, a, src->dev_major,
+				      src->dev_minor);
+		if (map_end > src->size)
+			return dl_err(ERANGE,
+				      "range [0x%llx, 0x%llx) rounded to the %zu-byte alignment passes the end of %s (%llu bytes)",
+				      (unsigned long long)attr->offset,
+				      (unsigned long long)end, a, src->path,
+				      (unsigned long long)src->size);
+		return 0;
+	}
+
+	if (map_end <= src->size)
+		return 0;
+	if (!(flags & IBV_DAX_MR_CREATE))
+		return dl_err(ERANGE,
+			      "range [0x%llx, 0x%llx) passes the end of %s (%llu bytes, mapped in %zu-byte units): extend the file or set IBV_DAX_MR_CREATE",
+			      (unsigned long long)attr->offset,
+			      (unsigned long long)end, src->path,
+			      (unsigned long long)src->size, a);
+	if (map_end > (uint64_t)INT64_MAX)
+		return dl_err(EOVERFLOW, "range end overflows a file offset");
+	/* allocate the blocks: DAX faults must not need the allocator later */
+	ret = posix_fallocate(src->fd, (off_t)src->size,
+			      (off_t)(map_end - src->size));
+	if (ret)
+		return dl_err(ret, "cannot extend %s to %llu bytes: %s",
+			      src->path, (unsigned long long)map_end,
+			      strerror(ret));
+	src->size = map_end;
+	return 0;
+}
+
+static int pmem2_errno(int ret)
+{
+	if (ret > PMEM2_E_UNKNOWN && ret < 0)
+		return -ret;
+	switch (ret) {
+	case PMEM2_E_INVALID_FILE_TYPE:
+	case PMEM2_E_SOURCE_TYPE_NOT_SUPPORTED:
+		return ENODEV;
+	case PMEM2_E_NO_ACCESS:
+		return EACCES;
+	case PMEM2_E_MAP_RANGE:
+	case PMEM2_E_LENGTH_OUT_OF_RANGE:
+	case PMEM2_E_OFFSET_OUT_OF_RANGE:
+		return ERANGE;
+	case PMEM2_E_NOSUPP:
+	case PMEM2_E_GRANULARITY_NOT_SUPPORTED:
+		return EOPNOTSUPP;
+	default:
+		return EINVAL;
+	}
+}
+
+int dl_source_open(const struct ibv_dax_mr_init_attr *attr,
+		   struct dl_source *src)
+{
+	int ret, fl;
+
+	memset(src, 0, sizeof(*src));
+	src->fd = -1;
+
+	if (attr->path)
+		ret = open_path(attr, src);
+	else
+		ret = take_fd(attr, src);
+	if (ret)
+		return ret;
+
+	src->path = attr->path ? strdup(attr->path) : fd_path(src->fd);
+	if (!src->path) {
+		dl_err(ENOMEM, "out of memory");
+		goto err_close;
+	}
+	if (dl_source_classify(src->fd, src->path, src))
+		goto err_close;
+
+	fl = fcntl(src->fd, F_GETFL);
+	if (fl >= 0 && (fl & O_NONBLOCK))
+		fcntl(src->fd, F_SETFL, fl & ~O_NONBLOCK);
+
+	ret = pmem2_source_from_fd(&src->psrc, src->fd);
+	if (ret) {
+		dl_err(pmem2_errno(ret), "libpmem2 cannot use %s: %s",
+		       src->path, pmem2_errormsg());
+		goto err_close;
+	}
+	ret = pmem2_source_alignment(src->psrc, &src->align);
+	if (ret) {
+		dl_err(pmem2_errno(ret), "cannot read the alignment of %s: %s",
+		       src->path, pmem2_errormsg());
+		goto err_psrc;
+	}
+	if (src->kind == IBV_DAX_FILE_DEVDAX) {
+		size_t size;
+
+		ret = pmem2_source_size(src->psrc, &size);
+		if (ret) {
+			dl_err(pmem2_errno(ret), "cannot read the size of %s: %s",
+			       src->path, pmem2_errormsg());
+			goto err_psrc;
+		}
+		src->size = size;
+	}
+	if (check_range(attr, src))
+		goto err_psrc;
+	return 0;
+
+err_psrc:
+	pmem2_source_delete(&src->psrc);
+err_close:
+	{
+		struct dl_err_save s;
+
+		dl_err_save(&s);
+		close(src->fd);
+		free(src->path);
+		src->fd = -1;
+		src->path = NULL;
+		dl_err_restore(&s);
+	}
+	return -1;
+}
+
+void dl_source_close(struct dl_source *src)
+{
+	if (src->psrc)
+		pmem2_source_delete(&src->psrc);
+	if (src->fd >= 0)
+		close(src->fd);
+	free(src->path);
+	src->fd = -1;
+	src->path = NULL;
+}

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Which registration strategy a file gets (DESIGN §3).  Pure: the caller
+ * passes the probed capabilities, so tests can walk the whole table.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "daxlease.h"
+
+const char *dl_strategy_name(enum ibv_dax_mr_strategy s)
+{
+	switch (s) {
+	case IBV_DAX_MR_STRATEGY_LEASE_PIN:
+		return "lease-pin";
+	case IBV_DAX_MR_STRATEGY_PLAIN:
+		return "plain";
+	case IBV_DAX_MR_STRATEGY_ODP:
+		return "odp";
+	default:
+		return "none";
+	}
+}
+
+int dl_strategy_choose(enum ibv_dax_file_kind kind, uint32_t flags,
+		       const struct ibv_dax_caps *caps,
+		       enum ibv_dax_mr_strategy *out, char *msg, size_t msglen)
+{
+	const char *missing;
+
+	*out = IBV_DAX_MR_STRATEGY_NONE;
+	if (msg && msglen)
+		msg[0] = 0;
+
+	switch (kind) {
+	case IBV_DAX_FILE_DEVDAX:
+		/* seed point 0: device DAX pins long-term without a lease */
+		*out = IBV_DAX_MR_STRATEGY_PLAIN;
+		return 0;
+	case IBV_DAX_FILE_PAGECACHE:
+		if (flags & IBV_DAX_MR_NO_FALLBACK) {
+			if (msg)
+				snprintf(msg, msglen,
+					 "file is not on a DAX mount (page cache) and IBV_DAX_MR_NO_FALLBACK refuses a page-cache pin: mount the file system with -o dax");
+			return EOPNOTSUPP;
+		}
+		*out = IBV_DAX_MR_STRATEGY_PLAIN;
+		return 0;
+	case IBV_DAX_FILE_FSDAX:
+		break;
+	default:
+		if (msg)
+			snprintf(msg, msglen, "unknown file kind");
+		return ENODEV;
+	}
+
+	if (caps->layout_lease && caps->ext_reg_mr) {
+		*out = IBV_DAX_MR_STRATEGY_LEASE_PIN;
+		return 0;
+	}
+	if ((flags & IBV_DAX_MR_ALLOW_ODP) && caps->odp &&
+	    !(flags & IBV_DAX_MR_NO_FALLBACK)) {
+		*out = IBV_DAX_MR_STRATEGY_ODP;
+		return 0;
+	}
+
+	if (!caps->layout_lease && !caps->ext_reg_mr)
+		missing = "the F_LAYOUT|F_EXCLUSIVE layout lease and the extended uverbs REG_MR";
+	else if (!caps->layout_lease)
+		missing = "the F_LAYOUT|F_EXCLUSIVE layout lease";
+	else
+		missing = "the extended uverbs REG_MR method";
+	if (msg)
+		snprintf(msg, msglen,
+			 "FS-DAX long-term pin needs kernel support for %s (boot a kernel with kernel-headers/patches/linux-6.1 applied)%s",
+			 missing,
+			 caps->odp && !(flags & IBV_DAX_MR_NO_FALLBACK) ?
+				 "; or set IBV_DAX_MR_ALLOW_ODP, the device has ODP" :
+				 caps->odp ? "" : "; the device has no ODP to fall back to");
+	return EOPNOTSUPP;
+}
