@@ -236,12 +236,57 @@ static void hold_until_signal(void)
 	printf(PROG ": got %s\n", strsignal(sig));
 }
 
-static int run_server(const struct server_opts *opts)
+struct server {
+	struct rdma_cm_id *listen_id;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_mr *msg_mr;
+	struct ibv_mr *dax_mr;
+	int connected;
+	/* [0] receives DONE, [1] is sent: MR_INFO then ACK */
+	struct daxlease_rdma_msg msgs[2];
+};
+
+/* The PD of the connection: its QP, the message MR and the DAX MR. */
+static int setup_device(struct server *s, struct ibv_context *verbs,
+			const struct server_opts *opts)
 {
-	struct rdma_addrinfo hints = {
-		.ai_flags = RAI_PASSIVE,
-		.ai_port_space = RDMA_PS_TCP,
-	};
+	s->pd = ibv_alloc_pd(verbs);
+	if (!s->pd) {
+		perror(PROG ": ibv_alloc_pd");
+		return -1;
+	}
+	s->msg_mr = ibv_reg_mr(s->pd, s->msgs, sizeof(s->msgs),
+			       IBV_ACCESS_LOCAL_WRITE);
+	if (!s->msg_mr) {
+		perror(PROG ": ibv_reg_mr");
+		return -1;
+	}
+	s->dax_mr = register_file(s->pd, opts);
+	return s->dax_mr ? 0 : -1;
+}
+
+/* Releases whatever is set up, in reverse order. */
+static void server_close(struct server *s)
+{
+	if (s->connected)
+		rdma_disconnect(s->id);
+	if (s->id && s->id->qp)
+		rdma_destroy_qp(s->id);
+	if (s->dax_mr)
+		ibv_dereg_dax_mr(s->dax_mr);
+	if (s->msg_mr)
+		ibv_dereg_mr(s->msg_mr);
+	if (s->pd)
+		ibv_dealloc_pd(s->pd);
+	if (s->id)
+		rdma_destroy_ep(s->id);
+	if (s->listen_id)
+		rdma_destroy_ep(s->listen_id);
+}
+
+static int serve_one(struct server *s, const struct server_opts *opts)
+{
 	struct ibv_qp_init_attr qp_attr = {
 		.cap = {
 			.max_send_wr = 2,
@@ -252,14 +297,68 @@ static int run_server(const struct server_opts *opts)
 		.qp_type = IBV_QPT_RC,
 		.sq_sig_all = 1,
 	};
-	/* [0] receives DONE, [1] is sent: MR_INFO then ACK */
-	struct daxlease_rdma_msg msgs[2] = {};
-	struct rdma_cm_id *listen_id, *id;
-	struct ibv_mr *msg_mr, *dax_mr;
-	struct rdma_addrinfo *res;
-	struct ibv_pd *pd;
+	struct daxlease_rdma_msg *done = &s->msgs[0], *out = &s->msgs[1];
 	struct ibv_wc wc;
 	int status, ret;
+
+	if (rdma_get_request(s->listen_id, &s->id)) {
+		perror(PROG ": rdma_get_request");
+		return -1;
+	}
+	if (!s->pd && setup_device(s, s->id->verbs, opts))
+		return -1;
+	if (s->pd->context != s->id->verbs) {
+		fprintf(stderr, PROG ": connection on another device than %s\n",
+			ibv_get_device_name(s->pd->context->device));
+		return -1;
+	}
+	if (rdma_create_qp(s->id, s->pd, &qp_attr)) {
+		perror(PROG ": rdma_create_qp");
+		return -1;
+	}
+	if (rdma_post_recv(s->id, NULL, done, sizeof(*done), s->msg_mr)) {
+		perror(PROG ": rdma_post_recv");
+		return -1;
+	}
+	if (rdma_accept(s->id, NULL)) {
+		perror(PROG ": rdma_accept");
+		return -1;
+	}
+	s->connected = 1;
+
+	out->type = htobe32(DAXLEASE_MSG_MR_INFO);
+	out->addr = htobe64((uintptr_t)s->dax_mr->addr);
+	out->rkey = htobe32(s->dax_mr->rkey);
+	out->length = htobe64(s->dax_mr->length);
+	if (post_msg_send(s->id, out, s->msg_mr))
+		return -1;
+
+	while ((ret = rdma_get_recv_comp(s->id, &wc)) == 0)
+		;
+	if (ret < 0 || wc.status != IBV_WC_SUCCESS ||
+	    be32toh(done->type) != DAXLEASE_MSG_DONE) {
+		fprintf(stderr, PROG ": no DONE message from the client\n");
+		return -1;
+	}
+
+	status = persist_and_check(s->dax_mr, done);
+	memset(out, 0, sizeof(*out));
+	out->type = htobe32(DAXLEASE_MSG_ACK);
+	out->status = htobe32(status);
+	if (post_msg_send(s->id, out, s->msg_mr) || status)
+		return -1;
+	return 0;
+}
+
+static int run_server(const struct server_opts *opts)
+{
+	struct rdma_addrinfo hints = {
+		.ai_flags = RAI_PASSIVE,
+		.ai_port_space = RDMA_PS_TCP,
+	};
+	struct server s = {};
+	struct rdma_addrinfo *res;
+	int ret;
 
 	ret = rdma_getaddrinfo(opts->bind_addr, opts->port, &hints, &res);
 	if (ret) {
@@ -268,106 +367,44 @@ static int run_server(const struct server_opts *opts)
 			gai_strerror(ret));
 		return 1;
 	}
-	ret = rdma_create_ep(&listen_id, res, NULL, NULL);
+	ret = rdma_create_ep(&s.listen_id, res, NULL, NULL);
 	rdma_freeaddrinfo(res);
 	if (ret) {
 		perror(PROG ": rdma_create_ep");
 		return 1;
 	}
-	if (rdma_listen(listen_id, 1)) {
+	/*
+	 * Bound to a device's address, the listener knows its device: register
+	 * now, so a refusal is reported before any client connects.  A
+	 * wildcard listener registers on the first connection's device.
+	 */
+	if (s.listen_id->verbs && setup_device(&s, s.listen_id->verbs, opts))
+		goto out;
+	if (rdma_listen(s.listen_id, 1)) {
 		perror(PROG ": rdma_listen");
-		goto err_listen;
+		goto out;
 	}
 	printf(PROG ": listening on %s port %s\n",
 	       opts->bind_addr ? opts->bind_addr : "*", opts->port);
-	fflush(stdout);
 
-	if (rdma_get_request(listen_id, &id)) {
-		perror(PROG ": rdma_get_request");
-		goto err_listen;
-	}
-	/* The connection's own PD: the QP and both MRs live on it. */
-	pd = ibv_alloc_pd(id->verbs);
-	if (!pd) {
-		perror(PROG ": ibv_alloc_pd");
-		goto err_id;
-	}
-	if (rdma_create_qp(id, pd, &qp_attr)) {
-		perror(PROG ": rdma_create_qp");
-		goto err_pd;
-	}
-	msg_mr = ibv_reg_mr(pd, msgs, sizeof(msgs), IBV_ACCESS_LOCAL_WRITE);
-	if (!msg_mr) {
-		perror(PROG ": ibv_reg_mr");
-		goto err_qp;
-	}
-	dax_mr = register_file(pd, opts);
-	if (!dax_mr)
-		goto err_msg_mr;
-
-	if (rdma_post_recv(id, NULL, &msgs[0], sizeof(msgs[0]), msg_mr)) {
-		perror(PROG ": rdma_post_recv");
-		goto err_dax_mr;
-	}
-	if (rdma_accept(id, NULL)) {
-		perror(PROG ": rdma_accept");
-		goto err_dax_mr;
-	}
-
-	msgs[1].type = htobe32(DAXLEASE_MSG_MR_INFO);
-	msgs[1].addr = htobe64((uintptr_t)dax_mr->addr);
-	msgs[1].rkey = htobe32(dax_mr->rkey);
-	msgs[1].length = htobe64(dax_mr->length);
-	if (post_msg_send(id, &msgs[1], msg_mr))
-		goto err_disconnect;
-
-	while ((ret = rdma_get_recv_comp(id, &wc)) == 0)
-		;
-	if (ret < 0 || wc.status != IBV_WC_SUCCESS ||
-	    be32toh(msgs[0].type) != DAXLEASE_MSG_DONE) {
-		fprintf(stderr, PROG ": no DONE message from the client\n");
-		goto err_disconnect;
-	}
-
-	status = persist_and_check(dax_mr, &msgs[0]);
-	memset(&msgs[1], 0, sizeof(msgs[1]));
-	msgs[1].type = htobe32(DAXLEASE_MSG_ACK);
-	msgs[1].status = htobe32(status);
-	if (post_msg_send(id, &msgs[1], msg_mr) || status)
-		goto err_disconnect;
-
+	if (serve_one(&s, opts))
+		goto out;
 	if (opts->hold)
 		hold_until_signal();
 
-	if (ibv_dereg_dax_mr(dax_mr)) {
+	ret = ibv_dereg_dax_mr(s.dax_mr);
+	s.dax_mr = NULL;
+	if (ret) {
 		fprintf(stderr, PROG ": ibv_dereg_dax_mr: %s: %s\n",
 			strerror(errno), ibv_dax_errmsg());
-		rdma_disconnect(id);
-		goto err_msg_mr;
+		goto out;
 	}
 	printf(PROG ": deregistered\n");
-	rdma_disconnect(id);
-	ibv_dereg_mr(msg_mr);
-	rdma_destroy_qp(id);
-	ibv_dealloc_pd(pd);
-	rdma_destroy_ep(id);
-	rdma_destroy_ep(listen_id);
+	server_close(&s);
 	return 0;
 
-err_disconnect:
-	rdma_disconnect(id);
-err_dax_mr:
-	ibv_dereg_dax_mr(dax_mr);
-err_msg_mr:
-	ibv_dereg_mr(msg_mr);
-err_qp:
-	rdma_destroy_qp(id);
-err_pd:
-	ibv_dealloc_pd(pd);
-err_id:
-	rdma_destroy_ep(id);
-err_listen:
-	rdma_destroy_ep(listen_id);
+out:
+	server_close(&s);
 	return 1;
 }
 
