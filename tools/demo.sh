@@ -1,0 +1,137 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The daxlease demo, end to end, on a fresh Debian 12 machine (as root):
+# installs the build dependencies, builds the patched kernel (cached),
+# boots it in QEMU with emulated NVDIMMs and Soft-RoCE, and runs the demo
+# suite (tests/vm/suites/demo.sh) there: an RDMA client writes a data set
+# into an ext4-dax file registered with ibv_reg_dax_mr(), the pin shows in
+# /proc/<pid>/file_pins and blocks a truncate with ETXTBSY, deregistration
+# lets the truncate through, and the data set is checked after a remount.
+# The guest prints each step; at the end the host prints the summary from
+# results.jsonl.  Exit status 0 only if every step passed or was skipped
+# with a reason.
+set -euo pipefail
+
+usage()
+{
+	cat <<USAGE
+usage: $0 [--kernel patched|stock|BZIMAGE] [--out DIR] [--timeout SEC]
+          [--no-deps]
+  --kernel K   patched (default): build kernel-headers/patches with
+               kernel-headers/build-kernel.sh (cached) and boot it;
+               stock: Debian's 6.1 kernel, where the FS-DAX registration
+               is refused and the demo uses device DAX instead;
+               or the path of a bzImage
+  --out DIR    logs and results.jsonl (default: build/demo)
+  --timeout S  bound for the VM run (default 1200)
+  --no-deps    skip tests/install-deps.sh (packages already installed)
+USAGE
+}
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+kernel=patched
+out=$top/build/demo
+vm_timeout=1200
+deps=1
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) kernel=${2:?--kernel needs a value}; shift 2 ;;
+	--out) out=${2:?--out needs a directory}; shift 2 ;;
+	--timeout) vm_timeout=${2:?--timeout needs seconds}; shift 2 ;;
+	--no-deps) deps=0; shift ;;
+	-h|--help) usage; exit 0 ;;
+	*) echo "demo.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+	esac
+done
+case "$vm_timeout" in ''|*[!0-9]*) echo "demo.sh: bad --timeout" >&2; exit 2 ;; esac
+
+mkdir -p "$out"
+phases=()
+t_start=$(date +%s)
+
+# phase NAME CMD...: run, time and record one host phase.
+phase()
+{
+	local name=$1 t0 rc=0
+
+	shift
+	echo "######## demo: $name"
+	t0=$(date +%s)
+	"$@" || rc=$?
+	phases+=("$(printf '%-8s %s %5ss' "$name" \
+		"$([ "$rc" = 0 ] && echo PASS || echo FAIL)" \
+		$(( $(date +%s) - t0 )))")
+	return "$rc"
+}
+
+summary()
+{
+	echo
+	echo "######## demo summary (kernel: $kernel)"
+	if [ -s "$out/results.jsonl" ]; then
+		python3 - "$out/results.jsonl" <<'PY'
+import json, sys
+
+n = 0
+for line in open(sys.argv[1], errors="replace"):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    if r.get("suite") != "demo" or "test" not in r:
+        continue
+    n += 1
+    print("  %2d %-22s %-4s  %s" % (n, r["test"], r["result"].upper(),
+                                    r.get("reason", "")))
+if not n:
+    print("  (no demo steps recorded)")
+PY
+	else
+		echo "  no results: $out/results.jsonl is missing"
+	fi
+	echo "host phases:"
+	printf '  %s\n' "${phases[@]}"
+	echo "total $(( $(date +%s) - t_start ))s; logs in $out"
+}
+
+deps()
+{
+	bash "$top/tests/install-deps.sh"
+}
+
+# The bzImage path is the only thing build-kernel.sh prints on stdout.
+build_kernel()
+{
+	bzimage=$(bash "$top/kernel-headers/build-kernel.sh" \
+		2> >(tee "$out/kernel.log" >&2))
+	echo "kernel: $bzimage"
+	test -s "$bzimage"
+}
+
+run_vm()
+{
+	timeout $((vm_timeout + 300)) bash "$top/tests/vm/run.sh" \
+		--kernel "$bzimage" --suites demo --out "$out" \
+		--timeout "$vm_timeout" 2>&1 | tee "$out/vm.log"
+}
+
+rc=0
+if [ "$deps" = 1 ]; then
+	phase deps deps || rc=1
+fi
+case "$kernel" in
+patched)
+	[ "$rc" = 0 ] && { phase kernel build_kernel || rc=1; } ;;
+stock)
+	bzimage=stock ;;
+*)
+	bzimage=$kernel
+	[ -s "$bzimage" ] || { echo "demo.sh: no kernel image $bzimage" >&2; exit 2; } ;;
+esac
+rm -f "$out/results.jsonl"
+if [ "$rc" = 0 ]; then
+	phase vm run_vm || rc=1
+fi
+summary
+exit "$rc"
