@@ -192,10 +192,11 @@ int dl_ioctl_exec(int cmd_fd, struct dl_ioctl *cmd);
  */
 int dl_ioctl_find_driver_id(int cmd_fd, uint32_t *driver_id);
 /*
- * Is DAXLEASE_UVERBS_METHOD_REG_MR known?  Sent with no attributes: an
- * unknown method answers EPROTONOSUPPORT (stock 6.1), a known one fails
- * its mandatory-attribute check (EINVAL).  1 present, 0 absent, -errno
- * if the probe itself failed.
+ * Is DAXLEASE_UVERBS_METHOD_REG_MR with DAX_FD known?  Sent with only the
+ * DAX_FD attribute: an unknown method (stock 6.1) or attribute (upstream
+ * REG_MR) answers EPROTONOSUPPORT, the daxlease kernel fails its
+ * mandatory-attribute check (EINVAL).  1 present, 0 absent, -errno if the
+ * probe itself failed (ENOTTY: not a uverbs fd).
  */
 int dl_ioctl_probe_reg_mr(int cmd_fd, uint32_t driver_id);
 

@@ -127,13 +127,21 @@ int dl_ioctl_probe_reg_mr(int cmd_fd, uint32_t driver_id)
 	struct dl_ioctl cmd;
 	int ret;
 
+	/*
+	 * Only DAX_FD, mandatory: stock 6.1 does not know the method and a
+	 * kernel with upstream's REG_MR (6.16+, same method id) does not
+	 * know the attribute, both answer EPROTONOSUPPORT; the daxlease
+	 * kernel accepts DAX_FD and then fails the missing mandatory
+	 * attributes with EINVAL.  Nothing is created either way.
+	 */
 	dl_ioctl_init(&cmd, UVERBS_OBJECT_MR, DAXLEASE_UVERBS_METHOD_REG_MR,
 		      driver_id);
+	dl_ioctl_in_s32(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD, -1);
 	ret = dl_ioctl_exec(cmd_fd, &cmd);
 	if (ret == EPROTONOSUPPORT || ret == EOPNOTSUPP)
 		return 0;
-	if (ret == EBADF || ret == ENOTTY || ret == EFAULT)
-		return -ret;
+	if (ret == 0 || ret == EBADF || ret == ENOTTY || ret == EFAULT)
+		return -(ret ? ret : EIO);
 	/* EINVAL (mandatory attributes missing) and the like: it exists */
 	return 1;
 }

@@ -91,7 +91,8 @@ int dl_lease_take(int fd, const char *path)
 
 int dl_lease_release(int fd, const char *path)
 {
-	if (fcntl(fd, F_SETLEASE, F_UNLCK) == 0)
+	/* F_UNLCK without a lease is EAGAIN: nothing to release */
+	if (fcntl(fd, F_SETLEASE, F_UNLCK) == 0 || errno == EAGAIN)
 		return 0;
 	return dl_err(errno, "cannot release the layout lease on %s: %s", path,
 		      strerror(errno));

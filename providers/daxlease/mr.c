@@ -205,22 +205,27 @@ struct ibv_mr *dl_reg_dax_mr(struct ibv_pd *pd,
 	m->access = attr->access;
 	m->flags = dl_init_attr_flags(attr);
 
-	m->ctx = dl_ctx_get(pd->context);
-	if (!m->ctx)
-		goto err_free;
-
+	/*
+	 * File first, device second: what is wrong with the file is
+	 * reported the same with or without a device, and every step below
+	 * is unwound in reverse on failure.
+	 */
 	if (dl_source_open(attr, &m->src))
 		goto err_free;
+
+	if (dl_map_range(&m->src, m->offset, m->length, &m->map))
+		goto err_source;
+
+	m->ctx = dl_ctx_get(pd->context);
+	if (!m->ctx)
+		goto err_unmap;
 
 	ret = dl_strategy_choose(m->src.kind, m->flags, &m->ctx->caps,
 				 &m->strategy, msg, sizeof(msg));
 	if (ret) {
 		dl_err(ret, "%s: %s", m->src.path, msg);
-		goto err_source;
+		goto err_unmap;
 	}
-
-	if (dl_map_range(&m->src, m->offset, m->length, &m->map))
-		goto err_source;
 
 	if (dl_ctx_ref(m->ctx))
 		goto err_unmap;

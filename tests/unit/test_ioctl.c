@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Host unit test (no RDMA device): the uverbs ioctl builder's layout
+ * (what uverbs_ioctl.c checks: length, reserved fields, attribute flags
+ * and encodings) and the probes' answers on a descriptor that is not a
+ * uverbs file.  The real exchange with the kernel runs in the guest.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/daxlease_user_ioctl_cmds.h>
+
+#include "daxlease.h"
+#include "unit.h"
+
+int main(void)
+{
+	struct ib_uverbs_attr *a;
+	struct dl_ioctl cmd;
+	uint32_t lkey, id;
+	int fd, ret, i;
+	int32_t s;
+
+	dtest_begin("unit-ioctl");
+
+	dl_ioctl_init(&cmd, UVERBS_OBJECT_MR, DAXLEASE_UVERBS_METHOD_REG_MR, 14);
+	dtest_check("hdr/empty",
+		    cmd.u.hdr.length == sizeof(struct ib_uverbs_ioctl_hdr) &&
+			    cmd.u.hdr.num_attrs == 0 &&
+			    cmd.u.hdr.reserved1 == 0 &&
+			    cmd.u.hdr.reserved2 == 0 &&
+			    cmd.u.hdr.driver_id == 14 &&
+			    cmd.u.hdr.method_id ==
+				    UVERBS_METHOD_REG_DMABUF_MR + 1,
+		    "length %u", cmd.u.hdr.length);
+
+	a = dl_ioctl_new_obj(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_HANDLE);
+	dl_ioctl_in_obj(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_PD_HANDLE, 7);
+	dl_ioctl_in_u64(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_ACCESS_FLAGS, 0x7);
+	dl_ioctl_out(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_LKEY, &lkey,
+		     sizeof(lkey));
+	dl_ioctl_in_s32(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD, -5);
+	dtest_check("hdr/length",
+		    cmd.u.hdr.num_attrs == 5 &&
+			    cmd.u.hdr.length ==
+				    sizeof(struct ib_uverbs_ioctl_hdr) +
+					    5 * sizeof(struct ib_uverbs_attr),
+		    "num %u length %u", cmd.u.hdr.num_attrs, cmd.u.hdr.length);
+	dtest_check("attr/idr-new", a == &cmd.u.hdr.attrs[0] && a->len == 0 &&
+		    a->data == 0 && a->attr_data.reserved == 0,
+		    "len %u", a->len);
+	a = &cmd.u.hdr.attrs[1];
+	dtest_check("attr/idr-in", a->len == 0 && a->data == 7 &&
+		    a->attr_id == DAXLEASE_UVERBS_ATTR_REG_MR_PD_HANDLE,
+		    "len %u data %llu", a->len, (unsigned long long)a->data);
+	a = &cmd.u.hdr.attrs[2];
+	dtest_check("attr/flags-in-u64", a->len == 8 && a->data == 7 &&
+		    a->attr_data.reserved == 0, "len %u", a->len);
+	a = &cmd.u.hdr.attrs[3];
+	dtest_check("attr/ptr-out", a->len == 4 &&
+		    a->data == (uintptr_t)&lkey, "len %u", a->len);
+	a = &cmd.u.hdr.attrs[4];
+	memcpy(&s, &a->data, sizeof(s));
+	dtest_check("attr/s32-inline", a->len == 4 && s == -5 &&
+		    a->attr_id == DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD,
+		    "len %u val %d", a->len, s);
+	for (i = 0, ret = 1; i < 5; i++)
+		ret &= cmd.u.hdr.attrs[i].flags == UVERBS_ATTR_F_MANDATORY;
+	dtest_check("attr/all-mandatory", ret, "an attribute is optional");
+
+	/* the DAXLEASE ids sit after upstream's last REG_MR attribute */
+	dtest_check("ids/dax-after-upstream",
+		    DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD == 11 &&
+			    DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD_OFFSET == 12 &&
+			    DAXLEASE_UVERBS_ATTR_REG_MR_RESP_RKEY == 10,
+		    "DAX_FD %d", DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD);
+
+	for (i = 0; i < DL_IOCTL_MAX_ATTRS + 3; i++)
+		dl_ioctl_in_u64(&cmd, 20, i);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	ret = dl_ioctl_exec(fd, &cmd);
+	dtest_check("overflow-refused", cmd.overflow && ret == E2BIG &&
+		    cmd.u.hdr.num_attrs == DL_IOCTL_MAX_ATTRS,
+		    "ret %d num %u", ret, cmd.u.hdr.num_attrs);
+
+	/* not a uverbs fd: the probes report a failure, never "present" */
+	ret = dl_ioctl_find_driver_id(fd, &id);
+	dtest_check("probe/driver-id-not-uverbs", ret == ENOTTY,
+		    "ret %d", ret);
+	ret = dl_ioctl_probe_reg_mr(fd, 0);
+	dtest_check("probe/reg-mr-not-uverbs", ret == -ENOTTY, "ret %d", ret);
+	close(fd);
+	ret = dl_ioctl_probe_reg_mr(fd, 0);
+	dtest_check("probe/reg-mr-closed-fd", ret == -EBADF, "ret %d", ret);
+	return dtest_end();
+}

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Host unit test (no RDMA device): MR handle checks and leak checks.
+ * - query/persist/release_lease/dereg of NULL, of a foreign struct
+ *   ibv_mr and of freed memory fail with EINVAL and a message, without
+ *   touching the pointer (the live-MR registry is consulted first);
+ * - registration failures, at every stage the host can reach (bad
+ *   argument, bad file, range, mapping done then no device), repeated
+ *   from several threads, leave the process with the same fds, mappings
+ *   and leases as before (/proc/self/fd, /proc/self/maps, /proc/locks);
+ * - mapping and unmapping through the internal API does the same and
+ *   maps the requested offset of an unaligned range.
+ * Registrations that succeed need a pd: the guest suites cover them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mman.h>
+
+#include <infiniband/verbs_dax.h>
+
+#include "daxlease.h"
+#include "unit.h"
+
+static struct ibv_pd fake_pd;
+static char *file_ok;
+static int thread_bad;
+
+static int fail_round(void)
+{
+	struct ibv_dax_mr_init_attr a = { .path = file_ok, .length = 8192 };
+	int bad = 0;
+
+	/* good file: opened, mapped, then no context */
+	a.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	bad += ibv_reg_dax_mr(&fake_pd, &a) != NULL || errno != EINVAL;
+	/* range past EOF: opened, classified, refused */
+	a.offset = 1 << 20;
+	bad += ibv_reg_dax_mr(&fake_pd, &a) != NULL || errno != ERANGE;
+	a.offset = 0;
+	/* not a dax source */
+	a.path = "/dev/null";
+	bad += ibv_reg_dax_mr(&fake_pd, &a) != NULL || errno != ENODEV;
+	a.path = "/";
+	a.access = 0;
+	bad += ibv_reg_dax_mr(&fake_pd, &a) != NULL || errno != EISDIR;
+	/* arguments */
+	a.path = file_ok;
+	a.length = 0;
+	bad += ibv_reg_dax_mr(&fake_pd, &a) != NULL || errno != EINVAL;
+	return bad;
+}
+
+static void *fail_thread(void *arg)
+{
+	int i, bad = 0;
+
+	(void)arg;
+	for (i = 0; i < 200; i++)
+		bad += fail_round();
+	__atomic_add_fetch(&thread_bad, bad, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+int main(void)
+{
+	struct ibv_dax_mr_init_attr a = {};
+	struct ibv_dax_mr_attr qa = {};
+	struct ibv_mr foreign = {}, *heap;
+	volatile uintptr_t stale;
+	int fds, maps, leases, i, bad, ret;
+	struct dl_source src;
+	struct dl_map map;
+	pthread_t th[4];
+	char *dir;
+
+	dtest_begin("unit-mr");
+	dir = unit_tmpdir("/dev/shm");
+	file_ok = dir ? unit_file(dir, "data", 65536) : NULL;
+	if (!file_ok) {
+		dtest_fail("setup", "%s", strerror(errno));
+		return dtest_end();
+	}
+
+	errno = 0;
+	ret = ibv_dereg_dax_mr(NULL);
+	dtest_check("dereg/null", ret == -1 && errno == EINVAL, "ret %d", ret);
+	ret = ibv_dereg_dax_mr(&foreign);
+	dtest_check("dereg/foreign", ret == -1 && errno == EINVAL &&
+		    strstr(ibv_dax_errmsg(), "not a live DAX MR"),
+		    "ret %d: %s", ret, ibv_dax_errmsg());
+	ret = ibv_dereg_dax_mr(&foreign);
+	dtest_check("dereg/foreign-twice", ret == -1 && errno == EINVAL,
+		    "ret %d", ret);
+	/* freed memory: only the pointer value is looked at */
+	heap = malloc(sizeof(*heap));
+	stale = (uintptr_t)heap;
+	free(heap);
+	ret = ibv_dereg_dax_mr((struct ibv_mr *)stale);
+	dtest_check("dereg/freed-pointer", ret == -1 && errno == EINVAL,
+		    "ret %d", ret);
+	ret = ibv_query_dax_mr(&foreign, &qa);
+	dtest_check("query/foreign", ret == -1 && errno == EINVAL, "ret %d",
+		    ret);
+	ret = ibv_query_dax_mr(&foreign, NULL);
+	dtest_check("query/null-attr", ret == -1 && errno == EINVAL, "ret %d",
+		    ret);
+	qa.comp_mask = 2;
+	ret = ibv_query_dax_mr(&foreign, &qa);
+	dtest_check("query/comp-mask", ret == -1 && errno == EOPNOTSUPP,
+		    "ret %d", ret);
+	ret = ibv_dax_mr_persist(&foreign, 0, 1);
+	dtest_check("persist/foreign", ret == -1 && errno == EINVAL, "ret %d",
+		    ret);
+	ret = ibv_dax_mr_release_lease(&foreign);
+	dtest_check("release-lease/foreign", ret == -1 && errno == EINVAL,
+		    "ret %d", ret);
+	ret = ibv_dax_mr_release_lease(NULL);
+	dtest_check("release-lease/null", ret == -1 && errno == EINVAL,
+		    "ret %d", ret);
+
+	/* warm up lazily allocated state (thread-local buffers, libpmem2) */
+	fail_round();
+	fds = unit_count_fds();
+	maps = unit_count_maps();
+	leases = unit_count_leases();
+	for (i = 0, bad = 0; i < 500; i++)
+		bad += fail_round();
+	dtest_check("leaks/failures-serial",
+		    !bad && fds == unit_count_fds() &&
+			    maps == unit_count_maps() &&
+			    leases == unit_count_leases(),
+		    "%d wrong errno; fds %d->%d maps %d->%d leases %d->%d", bad,
+		    fds, unit_count_fds(), maps, unit_count_maps(), leases,
+		    unit_count_leases());
+
+	for (i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, fail_thread, NULL);
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	/* thread stacks may be cached by glibc: compare fds and leases */
+	dtest_check("leaks/failures-threads",
+		    !thread_bad && fds == unit_count_fds() &&
+			    leases == unit_count_leases() &&
+			    dl_mr_live_count() == 0,
+		    "%d wrong errno; fds %d->%d live %zu", thread_bad, fds,
+		    unit_count_fds(), dl_mr_live_count());
+
+	/* internal map of an unaligned range */
+	a.path = file_ok;
+	a.offset = 5000;
+	a.length = 3000;
+	a.access = IBV_ACCESS_LOCAL_WRITE;
+	maps = unit_count_maps();
+	fds = unit_count_fds();
+	ret = dl_source_open(&a, &src);
+	if (ret) {
+		dtest_fail("map/open", "%s", dl_errmsg());
+	} else {
+		ret = dl_map_range(&src, a.offset, a.length, &map);
+		dtest_check("map/unaligned-offset",
+			    !ret && ((unsigned char *)map.addr)[0] ==
+					    (5000 & 0xff) &&
+				    (size_t)((char *)map.addr - (char *)map.base) ==
+					    5000 % src.align &&
+				    map.granularity == PMEM2_GRANULARITY_PAGE &&
+				    dl_map_granularity(&map) ==
+					    IBV_DAX_GRAN_PAGE,
+			    "ret %d: %s", ret, ret ? dl_errmsg() : "");
+		if (!ret) {
+			((unsigned char *)map.addr)[1] = 0xa5;
+			ret = dl_map_persist(&map, map.addr, 2);
+			dtest_check("map/persist-msync", ret == 0, "%s",
+				    dl_errmsg());
+			dl_map_unmap(&map);
+		}
+		dl_source_close(&src);
+		dtest_check("map/no-leak",
+			    maps == unit_count_maps() &&
+				    fds == unit_count_fds(),
+			    "maps %d->%d fds %d->%d", maps, unit_count_maps(),
+			    fds, unit_count_fds());
+	}
+	/* read-only mapping refuses writes: PROT_READ only */
+	a.access = 0;
+	if (!dl_source_open(&a, &src)) {
+		ret = dl_map_range(&src, 0, 4096, &map);
+		dtest_check("map/readonly-prot",
+			    !ret && mprotect(map.base, 4096,
+					     PROT_READ | PROT_WRITE) == -1 &&
+				    errno == EACCES,
+			    "ret %d errno %d", ret, errno);
+		if (!ret)
+			dl_map_unmap(&map);
+		dl_source_close(&src);
+	}
+
+	unit_rmtree(dir);
+	return dtest_end();
+}

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Host unit test (no RDMA device, no DAX): argument validation of
+ * ibv_reg_dax_mr() and the other entry points, through the pure validator
+ * and through the public API.  Validation happens before any device
+ * access, so a pd without a context is enough to reach it.
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include <infiniband/verbs_dax.h>
+
+#include "daxlease.h"
+#include "unit.h"
+
+struct vcase {
+	const char *name;
+	struct ibv_dax_mr_init_attr attr;
+	int err;
+};
+
+static const struct vcase cases[] = {
+	{ "ok-path", { .path = "/x", .length = 4096 }, 0 },
+	{ "ok-fd", { .fd = 0, .length = 1 }, 0 },
+	{ "ok-flags", { .comp_mask = IBV_DAX_MR_INIT_FLAGS, .path = "/x",
+			.length = 1, .flags = IBV_DAX_MR_RELEASE_LEASE |
+					      IBV_DAX_MR_CREATE }, 0 },
+	{ "ok-iova", { .comp_mask = IBV_DAX_MR_INIT_IOVA, .path = "/x",
+		       .length = 1, .iova = 0x1000 }, 0 },
+	{ "ok-write", { .path = "/x", .length = 1,
+			.access = IBV_ACCESS_LOCAL_WRITE |
+				  IBV_ACCESS_REMOTE_WRITE |
+				  IBV_ACCESS_REMOTE_READ |
+				  IBV_ACCESS_REMOTE_ATOMIC }, 0 },
+	{ "zero-length", { .path = "/x", .length = 0 }, EINVAL },
+	{ "unknown-comp-mask", { .comp_mask = 1ULL << 40, .path = "/x",
+				 .length = 1 }, EOPNOTSUPP },
+	{ "unknown-flag", { .comp_mask = IBV_DAX_MR_INIT_FLAGS, .path = "/x",
+			    .length = 1, .flags = 1u << 20 }, EOPNOTSUPP },
+	{ "flags-without-mask", { .path = "/x", .length = 1,
+				  .flags = IBV_DAX_MR_NO_FALLBACK }, EINVAL },
+	{ "iova-without-mask", { .path = "/x", .length = 1, .iova = 1 },
+	  EINVAL },
+	{ "odp-and-no-fallback", { .comp_mask = IBV_DAX_MR_INIT_FLAGS,
+				   .path = "/x", .length = 1,
+				   .flags = IBV_DAX_MR_ALLOW_ODP |
+					    IBV_DAX_MR_NO_FALLBACK }, EINVAL },
+	{ "no-path-bad-fd", { .fd = -1, .length = 1 }, EBADF },
+	{ "on-demand-access", { .path = "/x", .length = 1,
+				.access = IBV_ACCESS_ON_DEMAND }, EINVAL },
+	{ "unknown-access", { .path = "/x", .length = 1,
+			      .access = 1u << 28 }, EINVAL },
+	{ "remote-write-no-local", { .path = "/x", .length = 1,
+				     .access = IBV_ACCESS_REMOTE_WRITE },
+	  EINVAL },
+	{ "overflow-wrap", { .path = "/x", .offset = UINT64_MAX - 10,
+			     .length = 100 }, EOVERFLOW },
+	{ "overflow-off_t", { .path = "/x", .offset = (uint64_t)INT64_MAX,
+			      .length = 2 }, EOVERFLOW },
+	{ "huge-length", { .path = "/x", .length = SIZE_MAX }, EOVERFLOW },
+};
+
+int main(void)
+{
+	struct ibv_pd fake_pd = {};	/* no context: never reached */
+	struct ibv_dax_mr_init_attr ok = { .path = "/x", .length = 1 };
+	char msg[DL_ERRMSG_MAX];
+	struct ibv_dax_caps caps = {};
+	struct ibv_mr *mr;
+	size_t i;
+	int ret;
+
+	dtest_begin("unit-validate");
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char name[96];
+
+		ret = dl_validate_init_attr(&cases[i].attr, msg, sizeof(msg));
+		snprintf(name, sizeof(name), "validator/%s", cases[i].name);
+		dtest_check(name, ret == cases[i].err && (!ret || *msg),
+			    "want %d got %d (%s)", cases[i].err, ret, msg);
+
+		if (!cases[i].err)
+			continue;
+		/* the public API returns the same errno with a message */
+		errno = 0;
+		mr = ibv_reg_dax_mr(&fake_pd, &cases[i].attr);
+		snprintf(name, sizeof(name), "api/%s", cases[i].name);
+		dtest_check(name,
+			    !mr && errno == cases[i].err &&
+				    *ibv_dax_errmsg(),
+			    "want %d got %d: %s", cases[i].err, errno,
+			    ibv_dax_errmsg());
+	}
+
+	ret = dl_validate_init_attr(NULL, msg, sizeof(msg));
+	dtest_check("validator/null-attr", ret == EINVAL, "got %d", ret);
+	ret = dl_validate_init_attr(&ok, NULL, 0);
+	dtest_check("validator/null-msg-ok", ret == 0, "got %d", ret);
+
+	errno = 0;
+	mr = ibv_reg_dax_mr(NULL, &ok);
+	dtest_check("api/null-pd", !mr && errno == EINVAL &&
+		    strstr(ibv_dax_errmsg(), "pd"),
+		    "errno %d: %s", errno, ibv_dax_errmsg());
+	errno = 0;
+	mr = ibv_reg_dax_mr(&fake_pd, NULL);
+	dtest_check("api/null-attr", !mr && errno == EINVAL,
+		    "errno %d: %s", errno, ibv_dax_errmsg());
+
+	ret = ibv_dax_query_caps(NULL, &caps);
+	dtest_check("caps/null-context", ret == -1 && errno == EINVAL,
+		    "ret %d errno %d", ret, errno);
+	caps.comp_mask = 1;
+	ret = ibv_dax_query_caps(NULL, &caps);
+	dtest_check("caps/comp-mask", ret == -1 && errno == EOPNOTSUPP,
+		    "ret %d errno %d", ret, errno);
+	ret = ibv_dax_query_caps(NULL, NULL);
+	dtest_check("caps/null-caps", ret == -1 && errno == EINVAL,
+		    "ret %d errno %d", ret, errno);
+
+	return dtest_end();
+}
