@@ -88,6 +88,9 @@ struct dl_source {
 	dev_t dev;			/* st_dev of the file */
 	ino_t ino;
 	unsigned int dev_major, dev_minor;	/* devdax: st_rdev */
+	bool created;			/* IBV_DAX_MR_CREATE made the file */
+	bool extended;			/* ... or extended it */
+	uint64_t orig_size;		/* size before the extension */
 };
 
 /*
@@ -105,6 +108,11 @@ struct dl_source {
 int dl_source_open(const struct ibv_dax_mr_init_attr *attr,
 		   struct dl_source *src);
 void dl_source_close(struct dl_source *src);
+/*
+ * Undo what IBV_DAX_MR_CREATE did to the file (unlink a file it created,
+ * shrink one it extended) when the registration fails later on.
+ */
+void dl_source_undo(struct dl_source *src);
 /* Classify an open fd (no range checks); 0 or -1 with errno/message. */
 int dl_source_classify(int fd, const char *path, struct dl_source *src);
 const char *dl_kind_name(enum ibv_dax_file_kind kind);
@@ -145,6 +153,8 @@ enum ibv_dax_persist_granularity dl_map_granularity(const struct dl_map *map);
  */
 int dl_lease_take(int fd, const char *path);
 int dl_lease_release(int fd, const char *path);
+/* pid of another process holding a lease on the file (/proc/locks), or 0 */
+pid_t dl_lease_holder(dev_t dev, ino_t ino);
 /* F_GETLEASE == F_LAYOUT | F_EXCLUSIVE on fd */
 bool dl_lease_held(int fd);
 /*

@@ -23,19 +23,15 @@
 
 #define DL_LAYOUT_EXCL (F_LAYOUT | F_EXCLUSIVE)
 
-/* Who holds a lease on the inode of fd, from /proc/locks; 0 if unknown */
-static pid_t lease_holder(int fd)
+pid_t dl_lease_holder(dev_t dev, ino_t inode)
 {
 	unsigned int maj, min;
 	unsigned long long ino;
 	char line[256], type[16];
-	struct stat st;
 	pid_t found = 0;
 	FILE *f;
 	int pid;
 
-	if (fstat(fd, &st))
-		return 0;
 	f = fopen("/proc/locks", "re");
 	if (!f)
 		return 0;
@@ -46,7 +42,7 @@ static pid_t lease_holder(int fd)
 		if (sscanf(line, "%*d: %*s %*s %15s %d %x:%x:%llu", type, &pid,
 			   &maj, &min, &ino) != 5)
 			continue;
-		if (makedev(maj, min) == st.st_dev && ino == st.st_ino &&
+		if (makedev(maj, min) == dev && ino == inode &&
 		    pid != getpid()) {
 			found = pid;
 			break;
@@ -54,6 +50,15 @@ static pid_t lease_holder(int fd)
 	}
 	fclose(f);
 	return found;
+}
+
+static pid_t lease_holder(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return 0;
+	return dl_lease_holder(st.st_dev, st.st_ino);
 }
 
 int dl_lease_take(int fd, const char *path)

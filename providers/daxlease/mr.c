@@ -261,6 +261,7 @@ err_unmap:
 	dl_err_restore(&s);
 err_source:
 	dl_err_save(&s);
+	dl_source_undo(&m->src);
 	dl_source_close(&m->src);
 	dl_err_restore(&s);
 err_free:

@@ -113,6 +113,59 @@ static bool wants_write(const struct ibv_dax_mr_init_attr *attr)
 	return attr->access & DL_ACCESS_WRITE;
 }
 
+static int open_err(const struct ibv_dax_mr_init_attr *attr,
+		    const struct dl_source *src, int err)
+{
+	struct stat st;
+	pid_t holder;
+
+	switch (err) {
+	case EWOULDBLOCK:
+		/*
+		 * O_NONBLOCK open of a file with another process's lease
+		 * that the open would break (write lease; read lease and
+		 * O_RDWR): refused at once instead of a lease-break-time
+		 * wait.
+		 */
+		holder = stat(attr->path, &st) ? 0 :
+			 dl_lease_holder(st.st_dev, st.st_ino);
+		if (holder)
+			return dl_err(EAGAIN,
+				      "cannot open %s: process %d holds a lease on it that this open would break; retry once it has released the lease",
+				      attr->path, (int)holder);
+		return dl_err(EAGAIN,
+			      "cannot open %s: another process holds a lease on it that this open would break; retry once it is released",
+			      attr->path);
+	case ENXIO:
+		return dl_err(ENODEV,
+			      "cannot open %s: it is a socket or a device without a driver; only regular files and /dev/daxX.Y can back a DAX MR",
+			      attr->path);
+	case EROFS:
+		return dl_err(EROFS,
+			      "cannot open %s for writing: read-only file system; register with read-only access (no IBV_ACCESS_*_WRITE/ATOMIC, no IBV_DAX_MR_CREATE)",
+			      attr->path);
+	case EACCES:
+		return dl_err(EACCES, "cannot open %s %s: permission denied",
+			      attr->path,
+			      src->writable ? "read-write" : "read-only");
+	case EISDIR:
+		return dl_err(EISDIR,
+			      "%s is a directory: pass a file on a DAX mount or /dev/daxX.Y",
+			      attr->path);
+	case ELOOP:
+		return dl_err(ELOOP,
+			      "cannot open %s: too many levels of symbolic links",
+			      attr->path);
+	case ENOENT:
+		return dl_err(ENOENT,
+			      "%s does not exist (IBV_DAX_MR_CREATE creates it)",
+			      attr->path);
+	default:
+		return dl_err(err, "cannot open %s: %s", attr->path,
+			      strerror(err));
+	}
+}
+
 static int open_path(const struct ibv_dax_mr_init_attr *attr,
 		     struct dl_source *src)
 {
@@ -122,47 +175,22 @@ static int open_path(const struct ibv_dax_mr_init_attr *attr,
 
 	src->writable = wants_write(attr) || create;
 	/*
-	 * O_NONBLOCK so that a fifo cannot hang the open; it is cleared once
-	 * the file is known to be a regular file or device.
+	 * O_NONBLOCK so that a fifo cannot hang the open and a lease break
+	 * fails at once; it is cleared once the file is known to be a
+	 * regular file or device.
 	 */
 	oflags = (src->writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK;
-	if (create)
-		oflags |= O_CREAT;
-	fd = open(attr->path, oflags, 0600);
-	if (fd < 0) {
-		int err = errno;
-
-		switch (err) {
-		case ENXIO:
-			return dl_err(ENODEV,
-				      "cannot open %s: it is a socket or a device without a driver; only regular files and /dev/daxX.Y can back a DAX MR",
-				      attr->path);
-		case EROFS:
-			return dl_err(EROFS,
-				      "cannot open %s for writing: read-only file system; register with read-only access (no IBV_ACCESS_*_WRITE/ATOMIC, no IBV_DAX_MR_CREATE)",
-				      attr->path);
-		case EACCES:
-			return dl_err(EACCES,
-				      "cannot open %s %s: permission denied",
-				      attr->path,
-				      src->writable ? "read-write" : "read-only");
-		case EISDIR:
-			return dl_err(EISDIR,
-				      "%s is a directory: pass a file on a DAX mount or /dev/daxX.Y",
-				      attr->path);
-		case ELOOP:
-			return dl_err(ELOOP,
-				      "cannot open %s: too many levels of symbolic links",
-				      attr->path);
-		case ENOENT:
-			return dl_err(ENOENT,
-				      "%s does not exist (IBV_DAX_MR_CREATE creates it)",
-				      attr->path);
-		default:
-			return dl_err(err, "cannot open %s: %s", attr->path,
-				      strerror(err));
-		}
+	fd = open(attr->path, oflags);
+	if (fd < 0 && errno == ENOENT && create) {
+		/* O_EXCL: only a file made here is removed on failure */
+		fd = open(attr->path, oflags | O_CREAT | O_EXCL, 0600);
+		if (fd >= 0)
+			src->created = true;
+		else if (errno == EEXIST)
+			fd = open(attr->path, oflags);
 	}
+	if (fd < 0)
+		return open_err(attr, src, errno);
 	src->fd = fd;
 	return 0;
 }
@@ -262,13 +290,26 @@ static int check_range(const struct ibv_dax_mr_init_attr *attr,
 			      (unsigned long long)src->size, a);
 	if (map_end > (uint64_t)INT64_MAX)
 		return dl_err(EOVERFLOW, "range end overflows a file offset");
-	/* allocate the blocks: DAX faults must not need the allocator later */
-	ret = posix_fallocate(src->fd, (off_t)src->size,
-			      (off_t)(map_end - src->size));
-	if (ret)
+	/*
+	 * Allocate the blocks (DAX faults must not need the allocator
+	 * later).  fallocate() rather than posix_fallocate(): glibc's
+	 * fallback would write zeros for hours on a huge range.
+	 */
+	src->orig_size = src->size;
+	if (fallocate(src->fd, 0, (off_t)src->size,
+		      (off_t)(map_end - src->size))) {
+		ret = errno;
+		if (ret == EOPNOTSUPP && ftruncate(src->fd, (off_t)map_end) == 0)
+			goto extended;
+		/* a partial allocation may have moved EOF */
+		if (ftruncate(src->fd, (off_t)src->orig_size))
+			ret = ret ? ret : errno;
 		return dl_err(ret, "cannot extend %s to %llu bytes: %s",
 			      src->path, (unsigned long long)map_end,
 			      strerror(ret));
+	}
+extended:
+	src->extended = true;
 	src->size = map_end;
 	return 0;
 }
@@ -356,6 +397,7 @@ err_close:
 		struct dl_err_save s;
 
 		dl_err_save(&s);
+		dl_source_undo(src);
 		close(src->fd);
 		free(src->path);
 		src->fd = -1;
@@ -374,4 +416,18 @@ void dl_source_close(struct dl_source *src)
 	free(src->path);
 	src->fd = -1;
 	src->path = NULL;
+}
+
+void dl_source_undo(struct dl_source *src)
+{
+	struct stat st;
+
+	if (src->created && src->path && stat(src->path, &st) == 0 &&
+	    st.st_dev == src->dev && st.st_ino == src->ino)
+		unlink(src->path);
+	else if (src->extended && src->fd >= 0 && fstat(src->fd, &st) == 0 &&
+		 (uint64_t)st.st_size == src->size &&
+		 ftruncate(src->fd, (off_t)src->orig_size) == 0)
+		src->size = src->orig_size;
+	src->created = src->extended = false;
 }

@@ -192,6 +192,31 @@ int main(void)
 	dtest_check("create/extend",
 		    !err && stat(f_shm, &st) == 0 && st.st_size == 69632,
 		    "errno %d size %lld", err, (long long)st.st_size);
+	/* a failed registration removes the file it created ... */
+	if (asprintf(&p, "%s/created-then-failed", dir) < 0)
+		return 1;
+	a.path = p;
+	a.offset = 0;
+	a.length = 8192;
+	api_case("create/undo-api", &a, EINVAL);
+	dtest_check("create/undo-unlinked", stat(p, &st) && errno == ENOENT,
+		    "%s left behind", p);
+	/* ... and shrinks the file it extended */
+	a.path = f_root;
+	a.offset = 65536;
+	api_case("extend/undo-api", &a, EINVAL);
+	dtest_check("extend/undo-shrunk", !stat(f_root, &st) &&
+		    st.st_size == 65536, "size %lld", (long long)st.st_size);
+	/* a range no file system can hold fails and leaves nothing */
+	a.path = p;
+	a.offset = 0;
+	a.length = 1ULL << 50;
+	api_case("create/huge-efbig-or-enospc", &a,
+		 ibv_reg_dax_mr(&fake_pd, &a) ? 0 : errno);
+	dtest_check("create/huge-errno", errno == EFBIG || errno == ENOSPC,
+		    "errno %d: %s", errno, ibv_dax_errmsg());
+	dtest_check("create/huge-unlinked", stat(p, &st) && errno == ENOENT,
+		    "%s left behind", p);
 	a.comp_mask = 0;
 	a.flags = 0;
 	a.offset = 0;
