@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * libFuzzer target for dl_validate_init_attr() and dl_strategy_choose():
+ * the bytes fill a struct ibv_dax_mr_init_attr, a message buffer size and
+ * a capability set.  Checks the documented contract: only the documented
+ * errno values, a NUL-terminated non-empty reason on failure that fits
+ * the buffer, and on success an attr that really is valid (no unknown
+ * bits, non-zero length, offset + length within off_t, a path or fd).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daxlease.h"
+
+/* not assert(): release builds define NDEBUG */
+#define FUZZ_CHECK(c)							\
+	do {								\
+		if (!(c)) {						\
+			fprintf(stderr, "%s:%d: check failed: %s\n",	\
+				__FILE__, __LINE__, #c);		\
+			abort();					\
+		}							\
+	} while (0)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct input {
+	uint64_t comp_mask;
+	uint64_t offset;
+	uint64_t length;
+	uint64_t iova;
+	int32_t fd;
+	uint32_t access;
+	uint32_t flags;
+	uint16_t msglen;
+	uint8_t has_path;
+	uint8_t kind;
+	uint8_t caps;
+} __attribute__((packed));
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ibv_dax_mr_init_attr a = {};
+	enum ibv_dax_mr_strategy strat;
+	struct ibv_dax_caps caps = {};
+	char msg[DL_ERRMSG_MAX + 8];
+	struct input in = {};
+	size_t msglen;
+	uint32_t flags;
+	int ret;
+
+	memcpy(&in, data, size < sizeof(in) ? size : sizeof(in));
+	a.comp_mask = in.comp_mask;
+	a.offset = in.offset;
+	a.length = in.length;
+	a.iova = in.iova;
+	a.fd = in.fd;
+	a.access = in.access;
+	a.flags = in.flags;
+	a.path = (in.has_path & 1) ? "/mnt/pmem/fuzz" : NULL;
+	msglen = in.msglen % (DL_ERRMSG_MAX + 1);
+
+	memset(msg, 0x7f, sizeof(msg));
+	ret = dl_validate_init_attr((in.has_path & 2) ? NULL : &a,
+				    (in.has_path & 4) ? NULL : msg, msglen);
+	FUZZ_CHECK(ret == 0 || ret == EINVAL || ret == EOPNOTSUPP ||
+	       ret == EOVERFLOW || ret == EBADF);
+	/* never past the buffer; terminated and non-empty when it fits */
+	FUZZ_CHECK((unsigned char)msg[msglen] == 0x7f || msglen == 0);
+	if (!(in.has_path & 4) && msglen) {
+		FUZZ_CHECK(memchr(msg, 0, msglen));
+		if (ret && msglen > 1)
+			FUZZ_CHECK(msg[0]);
+		if (!ret)
+			FUZZ_CHECK(!msg[0]);
+	}
+	if (in.has_path & 2) {
+		FUZZ_CHECK(ret == EINVAL);
+		return 0;
+	}
+	if (!ret) {
+		flags = dl_init_attr_flags(&a);
+		FUZZ_CHECK(!(a.comp_mask & ~(uint64_t)DL_INIT_ATTR_COMP_MASK));
+		FUZZ_CHECK(!(flags & ~(uint32_t)DL_MR_FLAGS_ALL));
+		FUZZ_CHECK(a.length != 0);
+		FUZZ_CHECK(a.offset <= (uint64_t)INT64_MAX);
+		FUZZ_CHECK(a.length <= (uint64_t)INT64_MAX - a.offset);
+		FUZZ_CHECK(a.path || a.fd >= 0);
+		FUZZ_CHECK(!(a.access & IBV_ACCESS_ON_DEMAND));
+		FUZZ_CHECK(!(flags & IBV_DAX_MR_ALLOW_ODP) ||
+		       !(flags & IBV_DAX_MR_NO_FALLBACK));
+		if (!(a.comp_mask & IBV_DAX_MR_INIT_FLAGS))
+			FUZZ_CHECK(!a.flags);
+		if (!(a.comp_mask & IBV_DAX_MR_INIT_IOVA))
+			FUZZ_CHECK(!a.iova);
+	}
+
+	/* the strategy table on whatever kind and caps the bytes say */
+	caps.layout_lease = in.caps & 1;
+	caps.ext_reg_mr = !!(in.caps & 2);
+	caps.odp = !!(in.caps & 4);
+	caps.flush = !!(in.caps & 8);
+	flags = dl_init_attr_flags(&a);
+	ret = dl_strategy_choose((enum ibv_dax_file_kind)(in.kind % 6), flags,
+				 &caps, &strat, msg, msglen);
+	if (ret) {
+		FUZZ_CHECK(ret == EOPNOTSUPP || ret == ENODEV || ret == EINVAL);
+		FUZZ_CHECK(strat == IBV_DAX_MR_STRATEGY_NONE);
+		return 0;
+	}
+	FUZZ_CHECK(strat == IBV_DAX_MR_STRATEGY_LEASE_PIN ||
+	       strat == IBV_DAX_MR_STRATEGY_PLAIN ||
+	       strat == IBV_DAX_MR_STRATEGY_ODP);
+	if (strat == IBV_DAX_MR_STRATEGY_LEASE_PIN)
+		FUZZ_CHECK(caps.layout_lease && caps.ext_reg_mr &&
+		       in.kind % 6 == IBV_DAX_FILE_FSDAX);
+	if (strat == IBV_DAX_MR_STRATEGY_ODP)
+		FUZZ_CHECK(caps.odp && !(flags & IBV_DAX_MR_NO_FALLBACK));
+	if (in.kind % 6 == IBV_DAX_FILE_FSDAX)
+		FUZZ_CHECK(strat != IBV_DAX_MR_STRATEGY_PLAIN);
+	return 0;
+}
