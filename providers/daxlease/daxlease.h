@@ -189,6 +189,7 @@ struct ib_uverbs_attr *dl_ioctl_new_obj(struct dl_ioctl *cmd,
 					uint16_t attr_id);
 void dl_ioctl_in_u64(struct dl_ioctl *cmd, uint16_t attr_id, uint64_t val);
 void dl_ioctl_in_s32(struct dl_ioctl *cmd, uint16_t attr_id, int32_t val);
+void dl_ioctl_in_fd(struct dl_ioctl *cmd, uint16_t attr_id, int fd);
 void dl_ioctl_out(struct dl_ioctl *cmd, uint16_t attr_id, void *ptr,
 		  uint16_t len);
 /* Issue on cmd_fd; returns 0 or the positive errno. */

@@ -13,7 +13,8 @@
  *  - PTR_IN up to 8 bytes: inline in data, len = the value's size;
  *    FLAGS_IN (access flags) is a PTR_IN of 4 or 8 bytes, 8 preferred
  *    (uverbs_get_flags64/32);
- *  - PTR_OUT: data = user pointer, len = its size.
+ *  - PTR_OUT: data = user pointer, len = its size;
+ *  - RAW_FD (DAX_FD, as dma-buf's FD upstream): len 0, data_s64 = fd.
  */
 #include <errno.h>
 #include <string.h>
@@ -79,6 +80,14 @@ void dl_ioctl_in_s32(struct dl_ioctl *cmd, uint16_t attr_id, int32_t val)
 	memcpy(&attr->data, &val, sizeof(val));
 }
 
+void dl_ioctl_in_fd(struct dl_ioctl *cmd, uint16_t attr_id, int fd)
+{
+	struct ib_uverbs_attr *attr = dl_ioctl_attr(cmd, attr_id);
+
+	/* UVERBS_ATTR_TYPE_RAW_FD: len 0, the fd sign-extended in data */
+	attr->data_s64 = fd;
+}
+
 void dl_ioctl_out(struct dl_ioctl *cmd, uint16_t attr_id, void *ptr,
 		  uint16_t len)
 {
@@ -136,7 +145,7 @@ int dl_ioctl_probe_reg_mr(int cmd_fd, uint32_t driver_id)
 	 */
 	dl_ioctl_init(&cmd, UVERBS_OBJECT_MR, DAXLEASE_UVERBS_METHOD_REG_MR,
 		      driver_id);
-	dl_ioctl_in_s32(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD, -1);
+	dl_ioctl_in_fd(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD, -1);
 	ret = dl_ioctl_exec(cmd_fd, &cmd);
 	if (ret == EPROTONOSUPPORT || ret == EOPNOTSUPP)
 		return 0;
@@ -169,7 +178,7 @@ int dl_ioctl_reg_mr(int cmd_fd, uint32_t driver_id,
 		     sizeof(lkey));
 	dl_ioctl_out(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_RKEY, &rkey,
 		     sizeof(rkey));
-	dl_ioctl_in_s32(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD, args->dax_fd);
+	dl_ioctl_in_fd(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD, args->dax_fd);
 	dl_ioctl_in_u64(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD_OFFSET,
 			args->dax_offset);
 

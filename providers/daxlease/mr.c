@@ -78,6 +78,15 @@ size_t dl_mr_live_count(void)
 	return n;
 }
 
+static size_t page_size(void)
+{
+	static size_t ps;
+
+	if (!ps)
+		ps = (size_t)sysconf(_SC_PAGESIZE);
+	return ps;
+}
+
 static int not_ours(const struct ibv_mr *mr)
 {
 	if (!mr)
@@ -100,6 +109,15 @@ static int reg_plain(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 			return dl_err(err,
 				      "ODP registration of %s failed: %s",
 				      m->src.path, strerror(err));
+		/*
+		 * Linux 6.1 ib_umem_get() pins with FOLL_WRITE (FOLL_FORCE
+		 * for read-only MRs), which a read-only shared mapping
+		 * refuses with EFAULT; 6.2 pins read-only MRs for reading.
+		 */
+		if (err == EFAULT && !m->src.writable)
+			return dl_err(EFAULT,
+				      "the kernel pins MR pages for writing (Linux < 6.2 ib_umem_get), so the read-only mapping of %s cannot be registered: pass an O_RDWR fd or write access, or use Linux 6.2 or later",
+				      m->src.path);
 		if (err == EOPNOTSUPP && m->src.kind == IBV_DAX_FILE_FSDAX)
 			return dl_err(err,
 				      "kernel refuses a long-term pin of FS-DAX %s (stock kernel): apply kernel-headers/patches/linux-6.1",
@@ -148,6 +166,16 @@ static int reg_lease_pin(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 		case EPERM:
 			dl_err(EPERM,
 			       "kernel refused the pin of %s: the layout lease is not held by this process (seed point 2)",
+			       m->src.path);
+			break;
+		case EFAULT:
+			if (!m->src.writable) {
+				dl_err(EFAULT,
+				       "the kernel pins MR pages for writing, so the read-only mapping of %s cannot be registered: pass an O_RDWR fd or write access",
+				       m->src.path);
+				break;
+			}
+			dl_err(EFAULT, "extended REG_MR of %s: bad address",
 			       m->src.path);
 			break;
 		case EPROTONOSUPPORT:
@@ -232,6 +260,15 @@ struct ibv_mr *dl_reg_dax_mr(struct ibv_pd *pd,
 
 	iova = (attr->comp_mask & IBV_DAX_MR_INIT_IOVA) ?
 		       attr->iova : (uintptr_t)m->map.addr;
+	/* the kernel maps iova and addr page by page */
+	if ((iova ^ (uintptr_t)m->map.addr) & (page_size() - 1)) {
+		dl_err(EINVAL,
+		       "iova 0x%llx and file offset 0x%llx differ in their offset within a page: choose an iova with the same low %d bits",
+		       (unsigned long long)iova,
+		       (unsigned long long)m->offset,
+		       __builtin_ctzl(page_size()));
+		goto err_unref;
+	}
 	access = m->access;
 	switch (m->strategy) {
 	case IBV_DAX_MR_STRATEGY_LEASE_PIN:

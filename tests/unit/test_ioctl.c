@@ -41,12 +41,13 @@ int main(void)
 	dl_ioctl_in_u64(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_ACCESS_FLAGS, 0x7);
 	dl_ioctl_out(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_LKEY, &lkey,
 		     sizeof(lkey));
-	dl_ioctl_in_s32(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD, -5);
+	dl_ioctl_in_fd(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD, -5);
+	dl_ioctl_in_s32(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_FD_OFFSET, -6);
 	dtest_check("hdr/length",
-		    cmd.u.hdr.num_attrs == 5 &&
+		    cmd.u.hdr.num_attrs == 6 &&
 			    cmd.u.hdr.length ==
 				    sizeof(struct ib_uverbs_ioctl_hdr) +
-					    5 * sizeof(struct ib_uverbs_attr),
+					    6 * sizeof(struct ib_uverbs_attr),
 		    "num %u length %u", cmd.u.hdr.num_attrs, cmd.u.hdr.length);
 	dtest_check("attr/idr-new", a == &cmd.u.hdr.attrs[0] && a->len == 0 &&
 		    a->data == 0 && a->attr_data.reserved == 0,
@@ -62,11 +63,15 @@ int main(void)
 	dtest_check("attr/ptr-out", a->len == 4 &&
 		    a->data == (uintptr_t)&lkey, "len %u", a->len);
 	a = &cmd.u.hdr.attrs[4];
-	memcpy(&s, &a->data, sizeof(s));
-	dtest_check("attr/s32-inline", a->len == 4 && s == -5 &&
+	dtest_check("attr/raw-fd", a->len == 0 && a->data_s64 == -5 &&
+		    a->attr_data.reserved == 0 &&
 		    a->attr_id == DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD,
+		    "len %u val %lld", a->len, (long long)a->data_s64);
+	a = &cmd.u.hdr.attrs[5];
+	memcpy(&s, &a->data, sizeof(s));
+	dtest_check("attr/s32-inline", a->len == 4 && s == -6,
 		    "len %u val %d", a->len, s);
-	for (i = 0, ret = 1; i < 5; i++)
+	for (i = 0, ret = 1; i < 6; i++)
 		ret &= cmd.u.hdr.attrs[i].flags == UVERBS_ATTR_F_MANDATORY;
 	dtest_check("attr/all-mandatory", ret, "an attribute is optional");
 

@@ -116,9 +116,12 @@ struct ibv_dax_caps {
  *
  * The source is attr->path (opened O_RDWR when access has
  * IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE or REMOTE_ATOMIC or with
- * IBV_DAX_MR_CREATE, else O_RDONLY; O_CLOEXEC) or, when path is NULL,
- * attr->fd (reopened through /proc/self/fd so that every MR has its own
- * open file description and lease; the caller's fd is never closed).
+ * IBV_DAX_MR_CREATE, else O_RDONLY; O_CLOEXEC|O_NONBLOCK, so an open that
+ * would break another process's lease fails at once with EAGAIN) or, when
+ * path is NULL, attr->fd (reopened through /proc/self/fd with its access
+ * mode so that every MR has its own open file description and lease; the
+ * caller's fd is never closed).  The mapping is shared, read-write if the
+ * file was opened read-write, else read-only.
  * mr->addr is the mapping of attr->offset (the mapping itself starts at the
  * offset rounded down to the source alignment); mr->length = attr->length.
  * Strategy (query with ibv_query_dax_mr()):
@@ -155,6 +158,10 @@ struct ibv_dax_caps {
  *   EAGAIN      the layout lease conflicts with another process's lease
  *               or open (the message names the pid when /proc/locks does)
  *   EPERM       the kernel refused the pin: lease not held (seed point 2)
+ *   EFAULT      read-only registration of a file opened read-only on a
+ *               kernel that pins MRs for writing (Linux < 6.2: ib_umem_get
+ *               uses FOLL_WRITE|FOLL_FORCE, refused on a read-only shared
+ *               mapping); an O_RDWR fd (mapped read-write) avoids it
  *   ENOMEM, ENOSPC, EIO, ...  from libpmem2, fallocate or the driver
  * On failure nothing is left behind: no fd, mapping, lease or MR.
  */
