@@ -376,7 +376,8 @@ static void setup(void)
 	if (!mount("dl-badinput", E.ro_dir, "tmpfs", 0, "size=8m,mode=0755")) {
 		snprintf(E.ro_file, sizeof(E.ro_file), "%s/file.dat", E.ro_dir);
 		make_file(E.ro_file, FILE_SIZE);
-		if (!mount(NULL, E.ro_dir, NULL, MS_REMOUNT | MS_RDONLY, NULL))
+		if (!mount("dl-badinput", E.ro_dir, "tmpfs",
+			   MS_REMOUNT | MS_RDONLY, NULL))
 			E.ro_mounted = true;
 		else
 			umount(E.ro_dir);
@@ -386,7 +387,7 @@ static void setup(void)
 			 E.dir);
 		mkdir(E.ro_dax_dir, 0755);
 		if (!mount(E.ext4, E.ro_dax_dir, NULL, MS_BIND, NULL)) {
-			if (!mount(NULL, E.ro_dax_dir, NULL,
+			if (!mount("none", E.ro_dax_dir, "none",
 				   MS_REMOUNT | MS_BIND | MS_RDONLY, NULL)) {
 				E.ro_dax_mounted = true;
 				snprintf(E.ro_dax_file, sizeof(E.ro_dax_file),

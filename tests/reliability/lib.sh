@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# Shared by the tests/reliability scripts (sourced, not run).
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+rel_build_root=${DAXLEASE_REL_BUILD:-$top/build/reliability}
+
+# rel_configure DIR [cmake args...]: configure and build the tree in DIR
+rel_configure()
+{
+	local dir=$1
+
+	shift
+	timeout 600 cmake -S "$top" -B "$dir" -DCMAKE_BUILD_TYPE=Debug "$@" \
+		>"$dir.configure.log" 2>&1 || {
+		cat "$dir.configure.log" >&2
+		return 1
+	}
+}
+
+rel_build()
+{
+	local dir=$1
+
+	shift
+	timeout 1800 cmake --build "$dir" -j2 "$@"
+}
+
+# ctest's test commands as lines "name<TAB>exe<TAB>args...", ELF only
+rel_test_commands()
+{
+	local dir=$1
+
+	ctest --test-dir "$dir" --show-only=json-v1 | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for t in d.get("tests", []):
+    cmd = t.get("command") or []
+    if not cmd:
+        continue
+    try:
+        with open(cmd[0], "rb") as f:
+            if f.read(4) != b"\x7fELF":
+                continue
+    except OSError:
+        continue
+    print("\t".join([t["name"]] + cmd))
+'
+}

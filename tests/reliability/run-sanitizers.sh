@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# ASan + UBSan run of the host tests: builds the tree with
+# -DENABLE_SANITIZERS=ON (every target, the library included) and runs
+# ctest with leak detection on and every report fatal.  Exit status is
+# non-zero on any failed test or sanitizer report.
+set -euo pipefail
+
+usage()
+{
+	cat <<USAGE
+usage: $0 [--build-dir DIR] [--timeout SEC]
+  Builds with ASan+UBSan (default DIR: build/reliability/asan) and runs
+  ctest there; --timeout bounds each test (default 600).
+USAGE
+}
+
+. "$(dirname "$0")/lib.sh"
+dir=$rel_build_root/asan
+per_test=600
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--build-dir) dir=$2; shift 2 ;;
+	--timeout) per_test=$2; shift 2 ;;
+	-h|--help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+done
+
+mkdir -p "$dir"
+rel_configure "$dir" -DENABLE_SANITIZERS=ON
+rel_build "$dir"
+
+export ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:halt_on_error=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+log=$dir/ctest.log
+rc=0
+timeout 3000 ctest --test-dir "$dir" --output-on-failure --timeout "$per_test" \
+	-E '_corpus$' 2>&1 | tee "$log" || rc=$?
+# a report printed by a test that still exited 0 (e.g. a forked child)
+if grep -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$log"; then
+	echo "run-sanitizers: sanitizer report in $log" >&2
+	rc=1
+fi
+echo "run-sanitizers: $( grep -E 'tests passed|tests failed' "$log" | tail -1 )"
+exit $rc

@@ -1,0 +1,102 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Guest suite: the bad-input cases of issue 6 (tests/guest/badinput) on
+# rxe with the emulated NVDIMMs, then the same program built with ASan +
+# UBSan (badinput-asan) and under valgrind memcheck.  The program reports
+# suite "badinput" itself; the tool runs report as suite "badinput-tools".
+set -euo pipefail
+
+usage()
+{
+	cat <<USAGE
+usage: $0
+  Runs inside the test VM (tests/vm/run.sh --suites badinput); needs the
+  DAXLEASE_* environment of the harness.  Alone on a host it runs the
+  cases that need no RDMA device.
+USAGE
+}
+case "${1:-}" in -h|--help) usage; exit 0 ;; "") ;; *) usage >&2; exit 2 ;; esac
+
+# The harness's lib.sh when present, else the same three functions
+# writing the dtest JSON-lines format (tests/common/dtest.h).
+if [ -r "${DAXLEASE_PREFIX:-/opt/daxlease}/vm/lib.sh" ]; then
+	# shellcheck disable=SC1091
+	. "${DAXLEASE_PREFIX:-/opt/daxlease}/vm/lib.sh"
+else
+	_rel_suite=
+	_rel_pass=0 _rel_fail=0 _rel_skip=0
+	_rel_json() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr -d '\000-\037'; }
+	_rel_emit() { [ -z "${DAXLEASE_RESULTS:-}" ] || echo "$1" >>"$DAXLEASE_RESULTS"; }
+	suite_begin()
+	{
+		_rel_suite=$1
+		_rel_pass=0 _rel_fail=0 _rel_skip=0
+		_rel_emit "{\"suite\":\"$(_rel_json "$1")\",\"event\":\"start\"}"
+		echo "=== suite $1"
+	}
+	result()
+	{
+		case "$2" in
+		pass) _rel_pass=$((_rel_pass + 1)) ;;
+		fail) _rel_fail=$((_rel_fail + 1)) ;;
+		*) _rel_skip=$((_rel_skip + 1)) ;;
+		esac
+		_rel_emit "{\"suite\":\"$(_rel_json "$_rel_suite")\",\"test\":\"$(_rel_json "$1")\",\"result\":\"$2\",\"reason\":\"$(_rel_json "${3:-}")\",\"seconds\":0}"
+		echo "$2 $_rel_suite/$1: ${3:-}"
+	}
+	suite_end()
+	{
+		_rel_emit "{\"suite\":\"$(_rel_json "$_rel_suite")\",\"event\":\"end\",\"pass\":$_rel_pass,\"fail\":$_rel_fail,\"skip\":$_rel_skip}"
+		echo "=== suite $_rel_suite: $_rel_pass pass, $_rel_fail fail, $_rel_skip skip"
+	}
+fi
+
+# the program itself: every case, its own JSON lines
+rc=0
+timeout 600 badinput || rc=$?
+
+suite_begin badinput-tools
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# ASan + UBSan copy: any report, or any failed case, fails
+if command -v badinput-asan >/dev/null; then
+	st=0
+	ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:fast_unwind_on_malloc=0 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	DAXLEASE_RESULTS=$tmp/asan.jsonl \
+		timeout 900 badinput-asan >"$tmp/asan.log" 2>&1 || st=$?
+	if [ "$st" -eq 0 ] && ! grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$tmp/asan.log"; then
+		result asan_ubsan pass "$(grep '=== suite' "$tmp/asan.log" | tail -1)"
+	else
+		grep -E -A25 'ERROR: (Address|Leak)Sanitizer|runtime error:|^fail ' "$tmp/asan.log" | head -60 || true
+		result asan_ubsan fail "exit $st; $(grep -m1 -E 'SUMMARY: |runtime error:|^fail ' "$tmp/asan.log" || echo 'see log')"
+		rc=1
+	fi
+else
+	result asan_ubsan skip "badinput-asan not installed (needs a gcc build with DAXLEASE_GUEST_SANITIZED=ON)"
+fi
+
+# valgrind memcheck of the plain program (children are not traced: the
+# setuid and crash-test children would only add noise)
+if command -v valgrind >/dev/null; then
+	st=0
+	DAXLEASE_RESULTS=$tmp/vg.jsonl timeout 1800 valgrind --tool=memcheck \
+		--error-exitcode=99 --leak-check=full \
+		--errors-for-leak-kinds=definite,indirect \
+		--child-silent-after-fork=yes --log-file="$tmp/vg.log" \
+		"$(command -v badinput)" >"$tmp/vg.out" 2>&1 || st=$?
+	summary=$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$tmp/vg.log" | tail -1)
+	if [ "$st" -eq 0 ]; then
+		result valgrind pass "$summary; $(grep '=== suite' "$tmp/vg.out" | tail -1)"
+	else
+		head -80 "$tmp/vg.log"
+		result valgrind fail "exit $st; $summary"
+		rc=1
+	fi
+else
+	result valgrind skip "valgrind is not in the guest image (host run: tests/reliability/run-valgrind.sh)"
+fi
+suite_end
+exit $rc

@@ -1,0 +1,99 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Guest suite: threads registering and deregistering DAX MRs on rxe
+# (tests/guest/reliability/threads_rxe.c), on one file and on many files,
+# built with ThreadSanitizer (threads_rxe-tsan) for DAXLEASE_THREADS_SECONDS
+# (default 60), then the ASan+UBSan copy for a third of that.  The program
+# reports suite "threads_rxe"; the sanitizer verdicts are suite
+# "threads-tools".
+set -euo pipefail
+
+usage()
+{
+	cat <<USAGE
+usage: $0
+  Runs inside the test VM (tests/vm/run.sh --suites threads).
+  DAXLEASE_THREADS_SECONDS (default 60), DAXLEASE_THREADS (default 8).
+USAGE
+}
+case "${1:-}" in -h|--help) usage; exit 0 ;; "") ;; *) usage >&2; exit 2 ;; esac
+
+# The harness's lib.sh when present, else the same three functions
+# writing the dtest JSON-lines format (tests/common/dtest.h).
+if [ -r "${DAXLEASE_PREFIX:-/opt/daxlease}/vm/lib.sh" ]; then
+	# shellcheck disable=SC1091
+	. "${DAXLEASE_PREFIX:-/opt/daxlease}/vm/lib.sh"
+else
+	_rel_suite=
+	_rel_pass=0 _rel_fail=0 _rel_skip=0
+	_rel_json() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr -d '\000-\037'; }
+	_rel_emit() { [ -z "${DAXLEASE_RESULTS:-}" ] || echo "$1" >>"$DAXLEASE_RESULTS"; }
+	suite_begin()
+	{
+		_rel_suite=$1
+		_rel_pass=0 _rel_fail=0 _rel_skip=0
+		_rel_emit "{\"suite\":\"$(_rel_json "$1")\",\"event\":\"start\"}"
+		echo "=== suite $1"
+	}
+	result()
+	{
+		case "$2" in
+		pass) _rel_pass=$((_rel_pass + 1)) ;;
+		fail) _rel_fail=$((_rel_fail + 1)) ;;
+		*) _rel_skip=$((_rel_skip + 1)) ;;
+		esac
+		_rel_emit "{\"suite\":\"$(_rel_json "$_rel_suite")\",\"test\":\"$(_rel_json "$1")\",\"result\":\"$2\",\"reason\":\"$(_rel_json "${3:-}")\",\"seconds\":0}"
+		echo "$2 $_rel_suite/$1: ${3:-}"
+	}
+	suite_end()
+	{
+		_rel_emit "{\"suite\":\"$(_rel_json "$_rel_suite")\",\"event\":\"end\",\"pass\":$_rel_pass,\"fail\":$_rel_fail,\"skip\":$_rel_skip}"
+		echo "=== suite $_rel_suite: $_rel_pass pass, $_rel_fail fail, $_rel_skip skip"
+	}
+fi
+secs=${DAXLEASE_THREADS_SECONDS:-60}
+threads=${DAXLEASE_THREADS:-8}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+rc=0
+suite_begin threads-tools
+if command -v threads_rxe-tsan >/dev/null; then
+	st=0
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+		timeout $((secs * 4 + 300)) threads_rxe-tsan --seconds "$secs" \
+		--threads "$threads" 2>&1 | tee "$tmp/tsan.log" || st=$?
+	if [ "$st" -eq 0 ] && ! grep -q 'WARNING: ThreadSanitizer' "$tmp/tsan.log"; then
+		result tsan pass "${secs}s x $threads threads, no race report"
+	else
+		grep -A30 'WARNING: ThreadSanitizer' "$tmp/tsan.log" | head -60 || true
+		result tsan fail "exit $st; $(grep -m1 'SUMMARY: ThreadSanitizer' "$tmp/tsan.log" || echo 'see log')"
+		rc=1
+	fi
+else
+	result tsan skip "threads_rxe-tsan not installed; running the plain build"
+	timeout $((secs * 2 + 300)) threads_rxe --seconds "$secs" \
+		--threads "$threads" || rc=$?
+fi
+
+if command -v threads_rxe-asan >/dev/null; then
+	st=0
+	ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	DAXLEASE_RESULTS=$tmp/asan.jsonl \
+		timeout $((secs * 2 + 300)) threads_rxe-asan \
+		--seconds $((secs / 3 + 1)) --threads "$threads" \
+		>"$tmp/asan.log" 2>&1 || st=$?
+	if [ "$st" -eq 0 ] && ! grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$tmp/asan.log"; then
+		result asan_ubsan pass "$(grep '=== suite' "$tmp/asan.log" | tail -1)"
+	else
+		grep -E -A25 'ERROR: (Address|Leak)Sanitizer|runtime error:|^fail ' "$tmp/asan.log" | head -60 || true
+		result asan_ubsan fail "exit $st; $(grep -m1 -E 'SUMMARY: |runtime error:|^fail ' "$tmp/asan.log" || echo 'see log')"
+		rc=1
+	fi
+else
+	result asan_ubsan skip "threads_rxe-asan not installed"
+fi
+suite_end
+exit $rc
