@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * A loopback pair of RC QPs for the guest tests; see rcloop.h.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rcloop.h"
+
+#define RCLOOP_PORT	1
+#define RCLOOP_DEPTH	16
+#define RCLOOP_PSN	0x1234
+
+struct rcloop {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp[2];	/* [0] requester, [1] responder */
+	union ibv_gid gid;
+	int gid_index;
+	enum ibv_mtu mtu;
+	uint64_t next_wr_id;
+};
+
+static __thread char rcloop_msg[256];
+
+const char *rcloop_errmsg(void)
+{
+	return rcloop_msg;
+}
+
+/* Records the reason and sets errno; always returns -1. */
+static int __attribute__((format(printf, 2, 3)))
+rcloop_err(int err, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(rcloop_msg, sizeof(rcloop_msg), fmt, ap);
+	va_end(ap);
+	if (err && n >= 0 && (size_t)n < sizeof(rcloop_msg))
+		snprintf(rcloop_msg + n, sizeof(rcloop_msg) - n, ": %s",
+			 strerror(err));
+	errno = err;
+	return -1;
+}
+
+struct ibv_context *rcloop_open_device(const char *name)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	int i, n, err = ENODEV;
+
+	if (!name)
+		name = getenv("DAXLEASE_RDMA_DEV");
+	list = ibv_get_device_list(&n);
+	if (!list) {
+		rcloop_err(errno, "ibv_get_device_list");
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		if (name && *name && strcmp(ibv_get_device_name(list[i]), name))
+			continue;
+		ctx = ibv_open_device(list[i]);
+		if (!ctx)
+			err = errno;
+		break;
+	}
+	ibv_free_device_list(list);
+	if (!ctx) {
+		if (i == n)
+			rcloop_err(ENODEV, "no RDMA device %s",
+				   name && *name ? name : "at all");
+		else
+			rcloop_err(err, "ibv_open_device(%s)", name);
+		return NULL;
+	}
+	return ctx;
+}
+
+int rcloop_env_gid_index(void)
+{
+	const char *s = getenv("DAXLEASE_GID_INDEX");
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return 0;
+	v = strtol(s, &end, 10);
+	if (*end || v < 0 || v > 255)
+		return 0;
+	return v;
+}
+
+static struct ibv_qp *rcloop_qp(struct rcloop *l)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = l->cq,
+		.recv_cq = l->cq,
+		.cap = {
+			.max_send_wr = RCLOOP_DEPTH,
+			.max_recv_wr = 1,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 1,
+	};
+
+	return ibv_create_qp(l->pd, &init);
+}
+
+/* Walks @qp through INIT, RTR and RTS towards QP number @dest_qpn. */
+static int rcloop_connect(struct rcloop *l, struct ibv_qp *qp,
+			  uint32_t dest_qpn)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = RCLOOP_PORT,
+		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+	int ret;
+
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return rcloop_err(ret, "modify QP %u to INIT", qp->qp_num);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTR;
+	attr.path_mtu = l->mtu;
+	attr.dest_qp_num = dest_qpn;
+	attr.rq_psn = RCLOOP_PSN;
+	attr.max_dest_rd_atomic = 1;
+	attr.min_rnr_timer = 12;
+	attr.ah_attr.is_global = 1;
+	attr.ah_attr.grh.dgid = l->gid;
+	attr.ah_attr.grh.sgid_index = l->gid_index;
+	attr.ah_attr.grh.hop_limit = 1;
+	attr.ah_attr.port_num = RCLOOP_PORT;
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			    IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return rcloop_err(ret, "modify QP %u to RTR (GID index %d)",
+				  qp->qp_num, l->gid_index);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.sq_psn = RCLOOP_PSN;
+	attr.max_rd_atomic = 1;
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	if (ret)
+		return rcloop_err(ret, "modify QP %u to RTS", qp->qp_num);
+	return 0;
+}
+
+struct rcloop *rcloop_create(struct ibv_context *ctx, struct ibv_pd *pd,
+			     int gid_index)
+{
+	struct ibv_port_attr port;
+	struct rcloop *l;
+	int ret, i;
+
+	if (!ctx || !pd || gid_index < 0) {
+		rcloop_err(EINVAL, "rcloop_create: NULL context/PD or GID index < 0");
+		return NULL;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		rcloop_err(ENOMEM, "rcloop_create");
+		return NULL;
+	}
+	l->ctx = ctx;
+	l->pd = pd;
+	l->gid_index = gid_index;
+
+	ret = ibv_query_port(ctx, RCLOOP_PORT, &port);
+	if (ret) {
+		rcloop_err(ret, "ibv_query_port(%d)", RCLOOP_PORT);
+		goto err_free;
+	}
+	l->mtu = port.active_mtu;
+	if (ibv_query_gid(ctx, RCLOOP_PORT, gid_index, &l->gid)) {
+		rcloop_err(errno ? errno : EINVAL, "ibv_query_gid(index %d)",
+			   gid_index);
+		goto err_free;
+	}
+	for (i = 0; i < 16 && !l->gid.raw[i]; i++)
+		;
+	if (i == 16) {
+		rcloop_err(EINVAL, "GID index %d of %s is empty", gid_index,
+			   ibv_get_device_name(ctx->device));
+		goto err_free;
+	}
+
+	l->cq = ibv_create_cq(ctx, 2 * RCLOOP_DEPTH, NULL, NULL, 0);
+	if (!l->cq) {
+		rcloop_err(errno, "ibv_create_cq");
+		goto err_free;
+	}
+	for (i = 0; i < 2; i++) {
+		l->qp[i] = rcloop_qp(l);
+		if (!l->qp[i]) {
+			rcloop_err(errno, "ibv_create_qp(RC)");
+			goto err_qp;
+		}
+	}
+	if (rcloop_connect(l, l->qp[0], l->qp[1]->qp_num) ||
+	    rcloop_connect(l, l->qp[1], l->qp[0]->qp_num))
+		goto err_qp;
+	return l;
+
+err_qp:
+	ret = errno;
+	for (i = 1; i >= 0; i--)
+		if (l->qp[i])
+			ibv_destroy_qp(l->qp[i]);
+	ibv_destroy_cq(l->cq);
+	errno = ret;
+err_free:
+	ret = errno;
+	free(l);
+	errno = ret;
+	return NULL;
+}
+
+static double rcloop_timeout(void)
+{
+	const char *s = getenv("RCLOOP_TIMEOUT");
+	double v = s ? atof(s) : 0;
+
+	return v > 0 ? v : 30;
+}
+
+static double rcloop_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int rcloop_post(struct rcloop *l, enum ibv_wr_opcode op,
+		       const char *what, void *local, uint32_t lkey,
+		       uint64_t remote_addr, uint32_t rkey, size_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)local,
+		.length = len,
+		.lkey = lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = ++l->next_wr_id,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = {
+			.remote_addr = remote_addr,
+			.rkey = rkey,
+		},
+	};
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	double deadline;
+	int ret, n;
+
+	if (!l || (!local && len) || len > UINT32_MAX)
+		return rcloop_err(EINVAL, "rcloop %s: bad arguments", what);
+	ret = ibv_post_send(l->qp[0], &wr, &bad);
+	if (ret)
+		return rcloop_err(ret, "ibv_post_send(%s, %zu bytes)", what, len);
+
+	deadline = rcloop_now() + rcloop_timeout();
+	for (;;) {
+		n = ibv_poll_cq(l->cq, 1, &wc);
+		if (n < 0)
+			return rcloop_err(EIO, "ibv_poll_cq failed");
+		if (n == 0) {
+			if (rcloop_now() > deadline)
+				return rcloop_err(ETIMEDOUT,
+						  "no completion of the %s of %zu bytes",
+						  what, len);
+			continue;
+		}
+		if (wc.wr_id != wr.wr_id)
+			continue;	/* flushed leftover of an older WR */
+		if (wc.status != IBV_WC_SUCCESS)
+			return rcloop_err(EIO, "%s of %zu bytes to rkey 0x%x completed with %s (%d)",
+					  what, len, rkey,
+					  ibv_wc_status_str(wc.status),
+					  wc.status);
+		return 0;
+	}
+}
+
+int rcloop_write(struct rcloop *l, void *local, uint32_t lkey,
+		 uint64_t remote_addr, uint32_t rkey, size_t len)
+{
+	return rcloop_post(l, IBV_WR_RDMA_WRITE, "RDMA WRITE", local, lkey,
+			   remote_addr, rkey, len);
+}
+
+int rcloop_read(struct rcloop *l, void *local, uint32_t lkey,
+		uint64_t remote_addr, uint32_t rkey, size_t len)
+{
+	return rcloop_post(l, IBV_WR_RDMA_READ, "RDMA READ", local, lkey,
+			   remote_addr, rkey, len);
+}
+
+void rcloop_destroy(struct rcloop *l)
+{
+	int i;
+
+	if (!l)
+		return;
+	for (i = 1; i >= 0; i--)
+		ibv_destroy_qp(l->qp[i]);
+	ibv_destroy_cq(l->cq);
+	free(l);
+}
