@@ -1,0 +1,702 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * dl-faults-test: the kernel half of issue 6 on the patched kernel.
+ *  - two processes register one file: the layout lease is read-level, so
+ *    both hold it and both pin; truncate fails until both MRs are gone;
+ *  - a conflicting write lease makes registration fail with EAGAIN;
+ *  - kill -9 at fixed stages (lease taken, MR registered, lease released)
+ *    and at random points of a register/deregister loop leaves no lease,
+ *    no pin and no /proc/<pid>/file_pins entry anywhere;
+ *  - fork() after registration: the child gets no usable lease (no pin,
+ *    no lease release, ETXTBSY not EDEADLOCK) and does not hurt the
+ *    parent's MR or lease;
+ *  - RDMA WRITE + ibv_dax_mr_persist, unmount, mount: the data is there.
+ *
+ * usage: dl-faults-test [--iterations N]
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs_dax.h>
+#include <linux/daxlease_fcntl.h>
+
+#include "dtest.h"
+#include "kt.h"
+
+static struct kt_dev dev;
+static char why[512];
+static int iterations = 10;
+
+static struct ibv_mr *reg_on(struct ibv_pd *pd, const char *path,
+			     uint64_t off, size_t len, uint32_t flags)
+{
+	struct ibv_dax_mr_init_attr attr = {
+		.comp_mask = flags ? IBV_DAX_MR_INIT_FLAGS : 0,
+		.path = path,
+		.fd = -1,
+		.offset = off,
+		.length = len,
+		.access = KT_ACCESS,
+		.flags = flags,
+	};
+
+	return ibv_reg_dax_mr(pd, &attr);
+}
+
+/* Every /proc/<pid>/file_pins empty?  0, or the first pid with pins. */
+static pid_t any_file_pins(char *out, size_t outlen)
+{
+	struct dirent *de;
+	char buf[4096];
+	pid_t found = 0;
+	DIR *d;
+
+	d = opendir("/proc");
+	if (!d)
+		return -1;
+	while (!found && (de = readdir(d))) {
+		pid_t pid = atoi(de->d_name);
+
+		if (pid <= 0)
+			continue;
+		if (kt_read_file_pins(pid, buf, sizeof(buf)) == 0 && buf[0]) {
+			found = pid;
+			snprintf(out, outlen, "%s", kt_oneline(buf));
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* After a holder died: no lease, truncate works, no pins anywhere. */
+static void check_released(const char *name, const char *path,
+			   const char *what)
+{
+	char pins[1024] = "";
+	int leases, ret;
+	pid_t pp;
+
+	leases = kt_count_leases(path);
+	pp = any_file_pins(pins, sizeof(pins));
+	ret = kt_child_op(path, KT_OP_TRUNCATE, KT_PIN_LEN / 2);
+	if (leases == 0 && pp == 0 && ret == 0)
+		dtest_pass(name, "%s: no lease, no file_pins, truncate ok",
+			   what);
+	else
+		dtest_fail(name,
+			   "%s: %d lease(s) left, file_pins %s%d%s%s, truncate %s",
+			   what, leases, pp ? "of pid " : "none (", (int)pp,
+			   pp ? ": " : ")", pins, kt_res_name(ret));
+}
+
+/* ---- two processes, one file ------------------------------------------ */
+
+struct peer {
+	pid_t pid;
+	int cmd, ack;		/* parent writes cmd, reads ack */
+};
+
+/* Child: register path (lease kept), report, dereg on 'd', exit on EOF */
+static int peer_start(struct peer *p, const char *path)
+{
+	int c2p[2], p2c[2];
+	char c;
+
+	if (pipe(c2p) || pipe(p2c))
+		return errno;
+	fflush(NULL);
+	p->pid = fork();
+	if (p->pid < 0)
+		return errno;
+	if (p->pid == 0) {
+		struct ibv_dax_mr_attr qa = { 0 };
+		struct ibv_mr *mr = NULL;
+		struct kt_dev d;
+
+		close(c2p[0]);
+		close(p2c[1]);
+		alarm(300);
+		c = 'e';
+		if (!kt_dev_open(&d, false)) {
+			mr = reg_on(d.pd, path, 0, KT_PIN_LEN, 0);
+			if (mr && !ibv_query_dax_mr(mr, &qa))
+				c = qa.lease_held ? 'r' : 'n';
+			else if (!mr)
+				fprintf(stderr, "peer %d: %s: %s\n",
+					(int)getpid(), strerror(errno),
+					ibv_dax_errmsg());
+		}
+		if (write(c2p[1], &c, 1) != 1)
+			_exit(1);
+		while (read(p2c[0], &c, 1) == 1) {
+			if (c == 'd') {
+				c = mr && !ibv_dereg_dax_mr(mr) ? 'D' : 'E';
+				mr = NULL;
+				if (write(c2p[1], &c, 1) != 1)
+					_exit(1);
+			}
+		}
+		_exit(0);
+	}
+	close(c2p[1]);
+	close(p2c[0]);
+	p->ack = c2p[0];
+	p->cmd = p2c[1];
+	if (read(p->ack, &c, 1) != 1)
+		return EPIPE;
+	return c == 'r' ? 0 : c == 'n' ? ENOLCK : EIO;
+}
+
+static int peer_dereg(struct peer *p)
+{
+	char c = 'd';
+
+	if (write(p->cmd, &c, 1) != 1 || read(p->ack, &c, 1) != 1)
+		return EPIPE;
+	return c == 'D' ? 0 : EIO;
+}
+
+static void peer_stop(struct peer *p)
+{
+	if (p->pid <= 0)
+		return;
+	close(p->cmd);
+	close(p->ack);
+	waitpid(p->pid, NULL, 0);
+	p->pid = 0;
+}
+
+static void t_two_procs(const struct kt_fs *fs)
+{
+	const char *path = kt_path(fs, "two");
+	struct peer a = { 0 }, b = { 0 };
+	int ra, rb, ret;
+
+	ret = kt_make_file(path, KT_FILE_SIZE, 0x11);
+	if (ret) {
+		dtest_fail(kt_name("f_two_procs_both_register", fs),
+			   "creating %s: %s", path, strerror(ret));
+		return;
+	}
+	ra = peer_start(&a, path);
+	rb = ra ? EIO : peer_start(&b, path);
+	dtest_check(kt_name("f_two_procs_both_register", fs), !ra && !rb,
+		    "process A: %s, process B: %s (each ibv_reg_dax_mr with the lease kept; ENOLCK: registered but no lease)",
+		    kt_res_name(ra), kt_res_name(rb));
+	if (ra || rb)
+		goto out;
+	ret = kt_count_leases(path);
+	dtest_check(kt_name("f_two_procs_two_leases", fs), ret == 2,
+		    "%d LEASE line(s) for the file in /proc/locks, want 2",
+		    ret);
+	ret = kt_child_op(path, KT_OP_TRUNCATE, KT_PIN_LEN / 2);
+	dtest_check(kt_name("f_two_procs_truncate_blocked", fs),
+		    ret == ETXTBSY, "truncate with both MRs: %s (want ETXTBSY)",
+		    kt_res_name(ret));
+	ret = peer_dereg(&a);
+	ra = kt_child_op(path, KT_OP_TRUNCATE, KT_PIN_LEN / 2);
+	dtest_check(kt_name("f_two_procs_one_left_blocked", fs),
+		    !ret && ra == ETXTBSY,
+		    "A deregistered (%s), truncate with B's MR: %s (want ETXTBSY)",
+		    kt_res_name(ret), kt_res_name(ra));
+	ret = peer_dereg(&b);
+	rb = kt_child_op(path, KT_OP_TRUNCATE, KT_PIN_LEN / 2);
+	dtest_check(kt_name("f_two_procs_truncate_after_both", fs),
+		    !ret && rb == 0,
+		    "B deregistered (%s), truncate: %s", kt_res_name(ret),
+		    kt_res_name(rb));
+out:
+	peer_stop(&a);
+	peer_stop(&b);
+	unlink(path);
+}
+
+/* ---- a conflicting write lease ---------------------------------------- */
+
+static void t_write_lease(const struct kt_fs *fs)
+{
+	const char *path = kt_path(fs, "wrlease");
+	const char *name = kt_name("f_write_lease_eagain", fs);
+	int ready[2], done[2], ret, err;
+	struct timespec t0, t1;
+	struct ibv_mr *mr;
+	char c = 0;
+	double secs;
+	pid_t pid;
+
+	ret = kt_make_file(path, KT_FILE_SIZE, 0x11);
+	if (ret || pipe(ready) || pipe(done)) {
+		dtest_fail(name, "setup: %s", strerror(ret ? ret : errno));
+		return;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		int fd;
+
+		/* the lease break signal must not kill the holder */
+		signal(SIGIO, SIG_IGN);
+		close(ready[0]);
+		close(done[1]);
+		fd = open(path, O_RDONLY);
+		c = fd >= 0 && !fcntl(fd, F_SETLEASE, F_WRLCK) ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		alarm(120);
+		if (read(done[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(done[0]);
+	if (read(ready[0], &c, 1) != 1 || c != 'y') {
+		dtest_fail(name, "the other process could not take F_WRLCK");
+		goto out;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	mr = reg_on(dev.pd, path, 0, KT_PIN_LEN, 0);
+	err = errno;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	dtest_check(name, !mr && err == EAGAIN && *ibv_dax_errmsg(),
+		    "ibv_reg_dax_mr against another process's write lease: %s after %.2f s, message \"%s\"",
+		    mr ? "registered" : strerror(err), secs,
+		    mr ? "" : ibv_dax_errmsg());
+	if (mr)
+		ibv_dereg_dax_mr(mr);
+	ret = kt_count_leases(path);
+	dtest_check(kt_name("f_write_lease_nothing_left", fs), ret <= 1,
+		    "%d lease line(s) for the file: only the other process's may remain",
+		    ret);
+out:
+	close(done[1]);
+	close(ready[0]);
+	waitpid(pid, NULL, 0);
+	unlink(path);
+}
+
+/* ---- kill -9 ------------------------------------------------------------ */
+
+enum stage {
+	STAGE_LEASE,		/* F_SETLEASE + mmap, not yet registered */
+	STAGE_REG,		/* ibv_reg_dax_mr done, lease kept */
+	STAGE_RELEASED,		/* ibv_reg_dax_mr with RELEASE_LEASE */
+	STAGE_NUM,
+};
+
+static void t_kill9_stage(const struct kt_fs *fs, enum stage st)
+{
+	static const char *const names[STAGE_NUM] = {
+		"f_kill9_after_lease", "f_kill9_after_reg",
+		"f_kill9_after_release",
+	};
+	const char *path = kt_path(fs, names[st]);
+	const char *name = kt_name(names[st], fs);
+	int ready[2], ret;
+	char c = 0;
+	pid_t pid;
+
+	ret = kt_make_file(path, KT_FILE_SIZE, 0x11);
+	if (ret || pipe(ready)) {
+		dtest_fail(name, "setup: %s", strerror(ret ? ret : errno));
+		return;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		struct ibv_mr *mr = NULL;
+		struct kt_dev d;
+		void *map;
+		int fd;
+
+		close(ready[0]);
+		c = 'n';
+		if (st == STAGE_LEASE) {
+			fd = open(path, O_RDWR);
+			map = fd < 0 ? MAP_FAILED :
+				       mmap(NULL, KT_PIN_LEN,
+					    PROT_READ | PROT_WRITE,
+					    MAP_SHARED, fd, 0);
+			if (map != MAP_FAILED &&
+			    !fcntl(fd, F_SETLEASE, F_LAYOUT | F_EXCLUSIVE))
+				c = 'y';
+		} else if (!kt_dev_open(&d, false)) {
+			mr = reg_on(d.pd, path, 0, KT_PIN_LEN,
+				    st == STAGE_RELEASED ?
+					    IBV_DAX_MR_RELEASE_LEASE : 0);
+			c = mr ? 'y' : 'n';
+		}
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		alarm(120);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1 || c != 'y') {
+		dtest_fail(name, "the child did not reach its stage");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		close(ready[0]);
+		unlink(path);
+		return;
+	}
+	/* it holds something: the truncate must be refused now */
+	ret = kt_child_op(path, KT_OP_TRUNCATE, KT_PIN_LEN / 2);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(ready[0]);
+	if (ret != ETXTBSY)
+		dtest_fail(name, "before the kill truncate gave %s, want ETXTBSY",
+			   kt_res_name(ret));
+	else
+		check_released(name, path, "after kill -9");
+	unlink(path);
+}
+
+static void t_kill9_random(const struct kt_fs *fs)
+{
+	const char *path = kt_path(fs, "kill9rand");
+	const char *name = kt_name("f_kill9_random", fs);
+	int i, bad = 0, ret, leases;
+	char first[1024] = "", pins[512];
+	unsigned int seed = 0x9e3779b9u;
+	pid_t pid, pp;
+
+	for (i = 0; i < iterations; i++) {
+		struct timespec delay;
+
+		ret = kt_make_file(path, KT_FILE_SIZE, 0x11);
+		if (ret) {
+			snprintf(first, sizeof(first), "creating: %s",
+				 strerror(ret));
+			bad++;
+			break;
+		}
+		fflush(NULL);
+		pid = fork();
+		if (pid == 0) {
+			struct kt_dev d;
+
+			alarm(120);
+			if (kt_dev_open(&d, false))
+				_exit(1);
+			for (;;) {
+				struct ibv_mr *mr =
+					reg_on(d.pd, path, 0, KT_PIN_LEN,
+					       (seed & 1) ?
+						       IBV_DAX_MR_RELEASE_LEASE : 0);
+
+				if (mr)
+					ibv_dereg_dax_mr(mr);
+			}
+		}
+		/* 0..400 ms: a registration takes tens of ms under TCG */
+		seed = seed * 1103515245u + 12345u;
+		delay.tv_sec = 0;
+		delay.tv_nsec = (long)((seed >> 8) % 400) * 1000000L;
+		nanosleep(&delay, NULL);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+
+		leases = kt_count_leases(path);
+		pp = any_file_pins(pins, sizeof(pins));
+		ret = kt_child_op(path, KT_OP_TRUNCATE, 0);
+		if (leases || pp || ret) {
+			if (!bad++)
+				snprintf(first, sizeof(first),
+					 "iteration %d (killed after %ld ms): %d lease(s), file_pins of pid %d \"%s\", truncate %s",
+					 i, delay.tv_nsec / 1000000, leases,
+					 (int)pp, pp ? pins : "", kt_res_name(ret));
+		}
+	}
+	dtest_check(name, bad == 0,
+		    "%d of %d kill -9 at random points of a reg/dereg loop left something behind%s%s",
+		    bad, iterations, bad ? ": " : "", first);
+	unlink(path);
+}
+
+/* ---- fork() after registration ---------------------------------------- */
+
+enum fork_check {
+	FC_RELEASE_EPERM,	/* ibv_dax_mr_release_lease in the child */
+	FC_TRUNCATE_ETXTBSY,	/* child is not the holder */
+	FC_PIN_EPERM,		/* child has no lease of its own */
+	FC_DEREG_OK,		/* child's ibv_dereg_dax_mr: its copies only */
+	FC_NUM,
+};
+
+static void t_fork(const struct kt_fs *fs)
+{
+	static const char *const names[FC_NUM] = {
+		"f_fork_child_release_lease_eperm",
+		"f_fork_child_truncate_etxtbsy",
+		"f_fork_child_pin_eperm",
+		"f_fork_child_dereg_ok",
+	};
+	const char *path = kt_path(fs, "fork");
+	int res[FC_NUM], pfd[2], i, ret;
+	struct ibv_dax_mr_attr qa;
+	struct ibv_mr *mr;
+	pid_t pid;
+
+	ret = kt_make_file(path, KT_FILE_SIZE, 0x11);
+	mr = ret ? NULL : reg_on(dev.pd, path, 0, KT_PIN_LEN, 0);
+	if (!mr || pipe(pfd)) {
+		dtest_fail(kt_name("f_fork_setup", fs), "ibv_reg_dax_mr: %s: %s",
+			   strerror(errno), ibv_dax_errmsg());
+		if (mr)
+			ibv_dereg_dax_mr(mr);
+		unlink(path);
+		return;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		struct kt_dev d;
+		struct kt_pin p;
+		const char *step;
+
+		close(pfd[0]);
+		alarm(120);
+		res[FC_RELEASE_EPERM] = ibv_dax_mr_release_lease(mr) ?
+						errno : 0;
+		res[FC_TRUNCATE_ETXTBSY] =
+			kt_do_op(path, -1, KT_OP_TRUNCATE, 6 * KT_MIB);
+		res[FC_PIN_EPERM] = kt_dev_open(&d, false);
+		if (!res[FC_PIN_EPERM]) {
+			res[FC_PIN_EPERM] = kt_pin(&d, path, 0, KT_PIN_LEN, 0,
+						   &p, &step);
+			kt_unpin(&p);
+			kt_dev_close(&d);
+		}
+		res[FC_DEREG_OK] = ibv_dereg_dax_mr(mr) ? errno : 0;
+		if (write(pfd[1], res, sizeof(res)) != sizeof(res))
+			_exit(1);
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], res, sizeof(res)) != sizeof(res)) {
+		dtest_fail(kt_name("f_fork_setup", fs),
+			   "the child reported nothing");
+	} else {
+		static const int want[FC_NUM] = {
+			EPERM, ETXTBSY, EPERM, 0,
+		};
+
+		for (i = 0; i < FC_NUM; i++)
+			dtest_check(kt_name(names[i], fs), res[i] == want[i],
+				    "in the child: %s (want %s)",
+				    kt_res_name(res[i]), kt_res_name(want[i]));
+	}
+	close(pfd[0]);
+	waitpid(pid, NULL, 0);
+
+	/* the parent's MR and lease are untouched */
+	ret = kt_rdma_write_pattern(&dev, (uintptr_t)mr->addr, mr->rkey,
+				    KT_PIN_LEN, 0, 0x31, why, sizeof(why));
+	if (!ret)
+		ret = kt_verify_pattern(path, 0, KT_PIN_LEN, 0x31, why,
+					sizeof(why));
+	dtest_check(kt_name("f_fork_parent_mr_intact", fs), ret == 0,
+		    "RDMA WRITE into the parent's MR after the child exited: %s",
+		    why);
+	memset(&qa, 0, sizeof(qa));
+	ibv_query_dax_mr(mr, &qa);
+	ret = kt_child_op(path, KT_OP_TRUNCATE, 6 * KT_MIB);
+	i = kt_count_leases(path);
+	dtest_check(kt_name("f_fork_parent_lease_intact", fs),
+		    qa.lease_held == 1 && ret == ETXTBSY && i == 1,
+		    "lease_held %d, %d LEASE line(s), truncate of the tail %s (want 1, 1, ETXTBSY)",
+		    qa.lease_held, i, kt_res_name(ret));
+	ret = ibv_dereg_dax_mr(mr);
+	dtest_check(kt_name("f_fork_parent_dereg", fs), ret == 0,
+		    "ibv_dereg_dax_mr in the parent: %s",
+		    ret ? strerror(errno) : "ok");
+	check_released(kt_name("f_fork_released_after_dereg", fs), path,
+		       "after the parent's dereg");
+	unlink(path);
+}
+
+/* ---- persistence across unmount / mount -------------------------------- */
+
+static uint64_t fnv1a(const char *path, size_t len, int *err)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	uint8_t *buf = malloc(len);
+	ssize_t n = -1;
+	size_t i;
+	int fd;
+
+	*err = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && buf)
+		n = pread(fd, buf, len, 0);
+	if (n != (ssize_t)len)
+		*err = errno ? errno : EIO;
+	for (i = 0; !*err && i < len; i++)
+		h = (h ^ buf[i]) * 0x100000001b3ull;
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return h;
+}
+
+/* The dax option of the mount at dir ("dax", "dax=always"), or NULL */
+static const char *dax_option(const char *dir, char *fstype, size_t len)
+{
+	static char opt[64];
+	char line[1024], mnt[512], type[64], opts[512], *tok, *save;
+	FILE *f = fopen("/proc/mounts", "re");
+	const char *found = NULL;
+
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*s %511s %63s %511s", mnt, type, opts) != 3 ||
+		    strcmp(mnt, dir))
+			continue;
+		snprintf(fstype, len, "%s", type);
+		for (tok = strtok_r(opts, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save))
+			if (!strncmp(tok, "dax", 3)) {
+				snprintf(opt, sizeof(opt), "%s", tok);
+				found = opt;
+			}
+	}
+	fclose(f);
+	return found;
+}
+
+static void t_persist_remount(const struct kt_fs *fs)
+{
+	const char *name = kt_name("f_persist_survives_remount", fs);
+	const char *path = kt_path(fs, "persist");
+	size_t len = 4 * KT_MIB, off;
+	uint64_t h_expect, h_before, h_after;
+	char fstype[64] = "";
+	const char *opt;
+	struct ibv_mr *mr;
+	uint8_t *pat;
+	int ret, err;
+
+	opt = dax_option(fs->dir, fstype, sizeof(fstype));
+	if (!opt) {
+		dtest_fail(name, "%s is not mounted with a dax option", fs->dir);
+		return;
+	}
+	ret = kt_make_file(path, len, 0x11);
+	mr = ret ? NULL : reg_on(dev.pd, path, 0, len, 0);
+	if (!mr) {
+		dtest_fail(name, "ibv_reg_dax_mr: %s: %s", strerror(errno),
+			   ibv_dax_errmsg());
+		unlink(path);
+		return;
+	}
+	ret = 0;
+	for (off = 0; !ret && off < len; off += KT_MIB)
+		ret = kt_rdma_write_pattern(&dev, (uintptr_t)mr->addr + off,
+					    mr->rkey, KT_MIB, off, 0x77, why,
+					    sizeof(why));
+	if (!ret && ibv_dax_mr_persist(mr, 0, len)) {
+		ret = errno;
+		snprintf(why, sizeof(why), "ibv_dax_mr_persist: %s",
+			 ibv_dax_errmsg());
+	}
+	ibv_dereg_dax_mr(mr);
+	if (ret) {
+		dtest_fail(name, "%s", why);
+		unlink(path);
+		return;
+	}
+	pat = malloc(len);
+	if (!pat) {
+		dtest_fail(name, "out of memory");
+		return;
+	}
+	kt_pattern(pat, len, 0, 0x77);
+	h_expect = 0xcbf29ce484222325ull;
+	for (off = 0; off < len; off++)
+		h_expect = (h_expect ^ pat[off]) * 0x100000001b3ull;
+	free(pat);
+	h_before = fnv1a(path, len, &err);
+
+	sync();
+	if (umount2(fs->dir, 0)) {
+		dtest_fail(name, "umount %s: %s", fs->dir, strerror(errno));
+		unlink(path);
+		return;
+	}
+	if (mount(fs->dev, fs->dir, fstype, 0, opt)) {
+		dtest_fail(name, "mount -t %s -o %s %s %s: %s (the fs stays unmounted)",
+			   fstype, opt, fs->dev, fs->dir, strerror(errno));
+		return;
+	}
+	h_after = fnv1a(path, len, &ret);
+	dtest_check(name, !err && !ret && h_before == h_expect &&
+			  h_after == h_expect,
+		    "FNV-1a of the 4 MiB written over rxe: expected %016llx, before unmount %016llx, after mount -o %s %016llx",
+		    (unsigned long long)h_expect, (unsigned long long)h_before,
+		    opt, (unsigned long long)h_after);
+	unlink(path);
+}
+
+int main(int argc, char **argv)
+{
+	char first[512] = "";
+	uint64_t mark;
+	int i, ret, n;
+	enum stage st;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--iterations") && i + 1 < argc) {
+			iterations = atoi(argv[++i]);
+		} else {
+			printf("usage: %s [--iterations N]\nRuns the faults suite in the test VM; see tests/vm/suites/faults.sh.\n",
+			       argv[0]);
+			return strcmp(argv[i], "--help") ? 2 : 0;
+		}
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	kt_env_init();
+	dtest_begin("faults");
+	mark = kt_kmsg_mark();
+	ret = kt_dev_open(&dev, true);
+	if (ret) {
+		dtest_fail("setup_rdma_device", "%s: %s", kt_env.rdma_dev,
+			   strerror(ret));
+		return dtest_end();
+	}
+	if (!dev.loop)
+		dtest_fail("setup_rc_loopback", "%s", dev.loop_err);
+	if (kt_env.nfs == 0)
+		dtest_fail("setup_fsdax_mounts", "no fsdax mount");
+	for (i = 0; i < kt_env.nfs; i++) {
+		const struct kt_fs *fs = &kt_env.fs[i];
+
+		t_two_procs(fs);
+		t_write_lease(fs);
+		for (st = 0; st < STAGE_NUM; st++)
+			t_kill9_stage(fs, st);
+		t_kill9_random(fs);
+		t_fork(fs);
+		t_persist_remount(fs);
+	}
+	kt_dev_close(&dev);
+	n = kt_kmsg_scan(mark, first, sizeof(first));
+	dtest_check("f_dmesg_clean", n == 0,
+		    "%d kernel report line(s) during the suite%s%s", n,
+		    n ? "; first: " : "", n < 0 ? strerror(-n) : first);
+	return dtest_end();
+}

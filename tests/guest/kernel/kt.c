@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Helpers of the guest kernel suites; see kt.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kt.h"
+
+struct kt_env kt_env;
+
+static const char *env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : dflt;
+}
+
+static bool is_mounted_dir(const char *dir)
+{
+	struct stat st, up;
+	char parent[4096];
+
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+		return false;
+	snprintf(parent, sizeof(parent), "%s/..", dir);
+	if (stat(parent, &up))
+		return false;
+	return st.st_dev != up.st_dev;
+}
+
+void kt_env_init(void)
+{
+	static const struct {
+		const char *name, *dir_var, *dir, *dev_var, *dev;
+	} fss[] = {
+		{ "ext4", "DAXLEASE_EXT4", "/mnt/ext4", "DAXLEASE_EXT4_DEV",
+		  "/dev/pmem0" },
+		{ "xfs", "DAXLEASE_XFS", "/mnt/xfs", "DAXLEASE_XFS_DEV",
+		  "/dev/pmem1" },
+	};
+	size_t i;
+
+	memset(&kt_env, 0, sizeof(kt_env));
+	for (i = 0; i < sizeof(fss) / sizeof(fss[0]); i++) {
+		struct kt_fs *fs = &kt_env.fs[kt_env.nfs];
+
+		fs->name = fss[i].name;
+		fs->dir = env_or(fss[i].dir_var, fss[i].dir);
+		fs->dev = env_or(fss[i].dev_var, fss[i].dev);
+		if (is_mounted_dir(fs->dir))
+			kt_env.nfs++;
+		else
+			printf("note: %s (%s) is not a mount point: its tests are skipped\n",
+			       fs->dir, fs->name);
+	}
+	kt_env.devdax = env_or("DAXLEASE_DEVDAX", NULL);
+	kt_env.rdma_dev = env_or("DAXLEASE_RDMA_DEV", "rxe0");
+	kt_env.gid_index = atoi(env_or("DAXLEASE_GID_INDEX", "0"));
+	kt_env.patched = !strcmp(env_or("DAXLEASE_KERNEL", "stock"),
+				 "patched");
+}
+
+int kt_dev_open(struct kt_dev *d, bool with_loop)
+{
+	struct ibv_device **list;
+	int i, n, err = ENODEV;
+
+	memset(d, 0, sizeof(*d));
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return errno ? errno : ENODEV;
+	for (i = 0; i < n; i++) {
+		if (strcmp(ibv_get_device_name(list[i]), kt_env.rdma_dev))
+			continue;
+		d->ctx = ibv_open_device(list[i]);
+		err = d->ctx ? 0 : (errno ? errno : EIO);
+		break;
+	}
+	ibv_free_device_list(list);
+	if (err)
+		return err;
+	d->pd = ibv_alloc_pd(d->ctx);
+	if (!d->pd) {
+		err = errno ? errno : EIO;
+		ibv_close_device(d->ctx);
+		d->ctx = NULL;
+		return err;
+	}
+	if (with_loop) {
+		d->loop = rcloop_create(d->ctx, d->pd, kt_env.gid_index);
+		if (!d->loop)
+			snprintf(d->loop_err, sizeof(d->loop_err),
+				 "rcloop_create: %s", rcloop_errmsg());
+	}
+	return 0;
+}
+
+void kt_dev_close(struct kt_dev *d)
+{
+	if (d->loop)
+		rcloop_destroy(d->loop);
+	if (d->pd)
+		ibv_dealloc_pd(d->pd);
+	if (d->ctx)
+		ibv_close_device(d->ctx);
+	memset(d, 0, sizeof(*d));
+}
+
+void kt_pattern(void *buf, size_t len, uint64_t off, uint8_t seed)
+{
+	uint8_t *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = kt_pattern_byte(off + i, seed);
+}
+
+const char *kt_path(const struct kt_fs *fs, const char *tag)
+{
+	static char path[4][4096];
+	static int slot;
+
+	slot = (slot + 1) % 4;
+	snprintf(path[slot], sizeof(path[slot]), "%s/kt-%s.dat", fs->dir, tag);
+	return path[slot];
+}
+
+int kt_make_file(const char *path, size_t size, uint8_t seed)
+{
+	size_t chunk = KT_MIB, done;
+	uint8_t *buf;
+	int fd, err = 0;
+
+	unlink(path);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return errno;
+	buf = malloc(chunk);
+	if (!buf) {
+		close(fd);
+		return ENOMEM;
+	}
+	for (done = 0; done < size && !err; done += chunk) {
+		size_t n = size - done < chunk ? size - done : chunk;
+
+		kt_pattern(buf, n, done, seed);
+		if (pwrite(fd, buf, n, done) != (ssize_t)n)
+			err = errno ? errno : EIO;
+	}
+	if (!err && fsync(fd))
+		err = errno;
+	free(buf);
+	close(fd);
+	return err;
+}
+
+int kt_verify_file(const char *path, off_t off, const void *expect,
+		   size_t len, char *why, size_t whylen)
+{
+	const uint8_t *e = expect;
+	uint8_t *got;
+	ssize_t n;
+	size_t i;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, whylen, "open %s: %s", path, strerror(errno));
+		return errno;
+	}
+	got = malloc(len);
+	if (!got) {
+		close(fd);
+		snprintf(why, whylen, "out of memory");
+		return ENOMEM;
+	}
+	n = pread(fd, got, len, off);
+	close(fd);
+	if (n != (ssize_t)len) {
+		snprintf(why, whylen, "pread %s at %lld: %zd of %zu bytes (%s)",
+			 path, (long long)off, n, len,
+			 n < 0 ? strerror(errno) : "short");
+		free(got);
+		return EIO;
+	}
+	for (i = 0; i < len && got[i] == e[i]; i++)
+		;
+	free(got);
+	if (i < len) {
+		snprintf(why, whylen,
+			 "file %s differs at offset %lld (byte %zu of %zu)",
+			 path, (long long)(off + i), i, len);
+		return EILSEQ;
+	}
+	snprintf(why, whylen, "%zu bytes at %lld read back through a new fd",
+		 len, (long long)off);
+	return 0;
+}
+
+int kt_verify_pattern(const char *path, off_t off, size_t len, uint8_t seed,
+		      char *why, size_t whylen)
+{
+	uint8_t *e = malloc(len);
+	int ret;
+
+	if (!e) {
+		snprintf(why, whylen, "out of memory");
+		return ENOMEM;
+	}
+	kt_pattern(e, len, off, seed);
+	ret = kt_verify_file(path, off, e, len, why, whylen);
+	free(e);
+	return ret;
+}
+
+long long kt_file_size(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return -errno;
+	return st.st_size;
+}
+
+int kt_pin(struct kt_dev *d, const char *path, off_t off, size_t len,
+	   int lease, struct kt_pin *p, const char **step)
+{
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	p->fd = -1;
+	p->addr = MAP_FAILED;
+	p->off = off;
+	p->len = len;
+
+	*step = "open";
+	p->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (p->fd < 0)
+		goto err;
+	*step = "lease";
+	if (lease && fcntl(p->fd, F_SETLEASE, lease))
+		goto err;
+	*step = "mmap";
+	p->addr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd,
+		       off);
+	if (p->addr == MAP_FAILED)
+		goto err;
+	*step = "reg_mr";
+	p->mr = ibv_reg_mr(d->pd, p->addr, len, KT_ACCESS);
+	if (!p->mr)
+		goto err;
+	*step = NULL;
+	return 0;
+err:
+	err = errno ? errno : EIO;
+	kt_unpin(p);
+	return err;
+}
+
+void kt_unpin(struct kt_pin *p)
+{
+	if (p->mr)
+		ibv_dereg_mr(p->mr);
+	p->mr = NULL;
+	if (p->addr != MAP_FAILED && p->addr)
+		munmap(p->addr, p->len);
+	p->addr = MAP_FAILED;
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+}
+
+int kt_rdma_write_pattern(struct kt_dev *d, uint64_t remote_addr,
+			  uint32_t rkey, size_t len, uint64_t foff,
+			  uint8_t seed, char *why, size_t whylen)
+{
+	struct ibv_mr *lmr;
+	uint8_t *src;
+	int ret;
+
+	if (!d->loop) {
+		snprintf(why, whylen, "no RC loopback: %s", d->loop_err);
+		return ENODEV;
+	}
+	src = malloc(len);
+	if (!src) {
+		snprintf(why, whylen, "out of memory");
+		return ENOMEM;
+	}
+	kt_pattern(src, len, foff, seed);
+	lmr = ibv_reg_mr(d->pd, src, len, IBV_ACCESS_LOCAL_WRITE);
+	if (!lmr) {
+		ret = errno ? errno : EIO;
+		snprintf(why, whylen, "ibv_reg_mr of the source buffer: %s",
+			 strerror(ret));
+		free(src);
+		return ret;
+	}
+	ret = rcloop_write(d->loop, src, lmr->lkey, remote_addr, rkey, len);
+	if (ret) {
+		ret = errno ? errno : EIO;
+		snprintf(why, whylen, "RDMA WRITE of %zu bytes failed: %s", len,
+			 rcloop_errmsg());
+		/* a failed completion leaves the pair in the error state */
+		rcloop_destroy(d->loop);
+		d->loop = rcloop_create(d->ctx, d->pd, kt_env.gid_index);
+		if (!d->loop)
+			snprintf(d->loop_err, sizeof(d->loop_err),
+				 "rcloop_create after a failed write: %s",
+				 rcloop_errmsg());
+	}
+	ibv_dereg_mr(lmr);
+	free(src);
+	return ret;
+}
+
+const char *kt_op_name(enum kt_op op)
+{
+	static const char *const names[KT_OP_NUM] = {
+		[KT_OP_TRUNCATE] = "truncate",
+		[KT_OP_FTRUNCATE] = "ftruncate",
+		[KT_OP_PUNCH_HOLE] = "punch_hole",
+		[KT_OP_COLLAPSE_RANGE] = "collapse_range",
+		[KT_OP_INSERT_RANGE] = "insert_range",
+		[KT_OP_ZERO_RANGE] = "zero_range",
+	};
+
+	return op < KT_OP_NUM ? names[op] : "?";
+}
+
+int kt_do_op(const char *path, int fd, enum kt_op op, off_t off)
+{
+	static const int modes[KT_OP_NUM] = {
+		[KT_OP_PUNCH_HOLE] = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		[KT_OP_COLLAPSE_RANGE] = FALLOC_FL_COLLAPSE_RANGE,
+		[KT_OP_INSERT_RANGE] = FALLOC_FL_INSERT_RANGE,
+		[KT_OP_ZERO_RANGE] = FALLOC_FL_ZERO_RANGE,
+	};
+	int own = -1, ret;
+
+	if (op == KT_OP_TRUNCATE)
+		return truncate(path, off) ? errno : 0;
+	if (fd < 0) {
+		own = open(path, O_RDWR | O_CLOEXEC);
+		if (own < 0)
+			return errno;
+		fd = own;
+	}
+	if (op == KT_OP_FTRUNCATE)
+		ret = ftruncate(fd, off) ? errno : 0;
+	else
+		ret = fallocate(fd, modes[op], off, KT_OP_LEN) ? errno : 0;
+	if (own >= 0)
+		close(own);
+	return ret;
+}
+
+int kt_child(int (*fn)(void *), void *arg, int timeout)
+{
+	struct timespec tick = { 0, 20 * 1000 * 1000 };
+	int status, waited_ms = 0;
+	pid_t pid, r;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return KT_CRASH;
+	if (pid == 0) {
+		signal(SIGALRM, SIG_DFL);
+		alarm(timeout);
+		_exit(fn(arg) & 0xff);
+	}
+	for (;;) {
+		r = waitpid(pid, &status, WNOHANG);
+		if (r == pid)
+			break;
+		if (r < 0)
+			return KT_CRASH;
+		if (waited_ms > (timeout + 5) * 1000) {
+			/* not even SIGALRM ended it: uninterruptible */
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return KT_HANG;
+		}
+		nanosleep(&tick, NULL);
+		waited_ms += 20;
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+		return KT_HANG;
+	return KT_CRASH;
+}
+
+const char *kt_res_name(int res)
+{
+	static char bufs[4][64];
+	static int slot;
+	char *buf = bufs[slot = (slot + 1) % 4];
+
+	if (res == KT_HANG)
+		return "hang (killed after the time bound)";
+	if (res == KT_CRASH)
+		return "child crashed";
+	if (res == 0)
+		return "success";
+	snprintf(buf, sizeof(bufs[0]), "%s (%s)", strerrorname_np(res) ?
+		 strerrorname_np(res) : "?", strerror(res));
+	return buf;
+}
+
+struct child_op {
+	const char *path;
+	enum kt_op op;
+	off_t off;
+};
+
+static int child_op_fn(void *arg)
+{
+	struct child_op *c = arg;
+
+	return kt_do_op(c->path, -1, c->op, c->off);
+}
+
+int kt_child_op(const char *path, enum kt_op op, off_t off)
+{
+	struct child_op c = { path, op, off };
+
+	return kt_child(child_op_fn, &c, KT_OP_TIMEOUT);
+}
+
+int kt_read_file_pins(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	size_t len = 0;
+	ssize_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/file_pins", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	while (len + 1 < size &&
+	       (n = read(fd, buf + len, size - 1 - len)) > 0)
+		len += n;
+	buf[len] = '\0';
+	n = n < 0 ? errno : 0;
+	close(fd);
+	return (int)n;
+}
+
+int kt_expect_pins(char *buf, size_t size, int uverbs_fd,
+		   const char *const *paths, int npaths)
+{
+	char link[64], target[4096];
+	size_t len;
+	ssize_t n;
+	int i;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", uverbs_fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n < 0)
+		return errno;
+	target[n] = '\0';
+	len = snprintf(buf, size, "%d: %s\n", uverbs_fd, target);
+	for (i = 0; i < npaths && len < size; i++)
+		len += snprintf(buf + len, size - len, "\t%s\n", paths[i]);
+	return len < size ? 0 : ENOSPC;
+}
+
+int kt_count_leases(const char *path)
+{
+	char line[512], want[64];
+	struct stat st;
+	int count = 0;
+	FILE *f;
+
+	if (stat(path, &st))
+		return -errno;
+	/* lock_get_status(): "1: LEASE  ACTIVE    READ  123 fd:00:12 0 EOF" */
+	snprintf(want, sizeof(want), " %02x:%02x:%llu ", major(st.st_dev),
+		 minor(st.st_dev), (unsigned long long)st.st_ino);
+	f = fopen("/proc/locks", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "LEASE") && strstr(line, want))
+			count++;
+	fclose(f);
+	return count;
+}
+
+const char *kt_oneline(const char *s)
+{
+	static char buf[2][1024];
+	static int slot;
+	size_t o = 0;
+
+	slot ^= 1;
+	for (; *s && o + 3 < sizeof(buf[slot]); s++) {
+		if (*s == '\n' || *s == '\t') {
+			buf[slot][o++] = '\\';
+			buf[slot][o++] = *s == '\n' ? 'n' : 't';
+		} else {
+			buf[slot][o++] = *s;
+		}
+	}
+	buf[slot][o] = '\0';
+	return buf[slot];
+}
+
+/* /dev/kmsg records: "prio,seq,usec,flags;text\n" */
+static int kmsg_scan(uint64_t mark, uint64_t *last, char *bad, size_t badlen,
+		     int *nbad)
+{
+	static const char *const reports[] = {
+		"WARNING:", "BUG:", "kernel BUG", "Oops", "general protection",
+		"possible circular locking", "possible recursive locking",
+		"inconsistent lock state", "INFO: ", "UBSAN:",
+		"suspicious RCU", "blocked for more than", "Call Trace:",
+		"list_add corruption", "list_del corruption",
+	};
+	char rec[8192];
+	ssize_t n;
+	int fd;
+
+	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	*nbad = 0;
+	*last = mark;
+	for (;;) {
+		unsigned long long seq;
+		const char *text;
+		size_t i;
+
+		n = read(fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;	/* overwritten records: go on */
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		if (sscanf(rec, "%*u,%llu,", &seq) != 1)
+			continue;
+		*last = seq;
+		if (mark && seq <= mark)
+			continue;
+		text = strchr(rec, ';');
+		text = text ? text + 1 : rec;
+		for (i = 0; i < sizeof(reports) / sizeof(reports[0]); i++) {
+			if (!strstr(text, reports[i]))
+				continue;
+			if (!*nbad && bad) {
+				snprintf(bad, badlen, "%s", text);
+				bad[strcspn(bad, "\n")] = '\0';
+			}
+			(*nbad)++;
+			break;
+		}
+	}
+	close(fd);
+	return 0;
+}
+
+uint64_t kt_kmsg_mark(void)
+{
+	uint64_t last = 0;
+	int nbad;
+
+	if (kmsg_scan(0, &last, NULL, 0, &nbad))
+		return 0;
+	return last;
+}
+
+int kt_kmsg_scan(uint64_t mark, char *first, size_t len)
+{
+	uint64_t last;
+	int ret, nbad;
+
+	ret = kmsg_scan(mark, &last, first, len, &nbad);
+	return ret ? -ret : nbad;
+}
+
+const char *kt_name(const char *base, const struct kt_fs *fs)
+{
+	static char buf[4][128];
+	static int slot;
+
+	slot = (slot + 1) % 4;
+	snprintf(buf[slot], sizeof(buf[slot]), "%s_%s", base, fs->name);
+	return buf[slot];
+}

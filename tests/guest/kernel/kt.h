@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Helpers shared by the guest kernel suites (kernel, leasepath, faults):
+ * the VM environment, an rxe context with an RC loopback pair, pmem test
+ * files with a known pattern, raw "lease + mmap + ibv_reg_mr" pins, layout
+ * changes run in a child under a time bound (a hang is a result), exact
+ * /proc/<pid>/file_pins expectations and a dmesg scan.
+ *
+ * Everything here talks to the kernel directly (fcntl, mmap, truncate,
+ * fallocate, ibv_reg_mr); the library is only used by the tests that say
+ * so.  Functions return 0 or a positive errno value unless noted.
+ */
+#ifndef DAXLEASE_KT_H
+#define DAXLEASE_KT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <infiniband/verbs.h>
+
+#include "rcloop.h"
+
+#define KT_MIB (1UL << 20)
+
+/* Test file geometry: pins cover the head, "tail" ranges lie past 4 MiB */
+#define KT_FILE_SIZE (8 * KT_MIB)
+#define KT_PIN_LEN KT_MIB
+#define KT_TAIL_OFF (4 * KT_MIB)
+#define KT_OP_LEN (64UL << 10)
+
+/* Bound for one layout change: anything slower counts as a hang */
+#define KT_OP_TIMEOUT 20
+
+struct kt_fs {
+	const char *name;	/* "ext4" or "xfs": test name suffix */
+	const char *dir;	/* mount point */
+	const char *dev;	/* block device, for remount */
+};
+
+struct kt_env {
+	struct kt_fs fs[2];
+	int nfs;
+	const char *devdax;
+	const char *rdma_dev;
+	int gid_index;
+	bool patched;
+};
+
+extern struct kt_env kt_env;
+
+/* Reads DAXLEASE_* (see tests/vm/suites/kernel.sh); keeps absent fs out. */
+void kt_env_init(void);
+
+struct kt_dev {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct rcloop *loop;	/* NULL when the loopback pair failed */
+	char loop_err[256];
+};
+
+/* Opens DAXLEASE_RDMA_DEV and a PD; with_loop also the RC pair. */
+int kt_dev_open(struct kt_dev *d, bool with_loop);
+void kt_dev_close(struct kt_dev *d);
+
+/* Byte i of the pattern for file offset off, seed s */
+static inline uint8_t kt_pattern_byte(uint64_t off, uint8_t s)
+{
+	return (uint8_t)((off * 131 + (off >> 12) * 7 + s) ^ (off >> 20));
+}
+void kt_pattern(void *buf, size_t len, uint64_t off, uint8_t seed);
+
+/* snprintf into a static per-test path: "<dir>/kt-<tag>.dat" */
+const char *kt_path(const struct kt_fs *fs, const char *tag);
+
+/* Creates (or replaces) path with size bytes of pattern seed, fsynced. */
+int kt_make_file(const char *path, size_t size, uint8_t seed);
+
+/*
+ * Reads [off, off + len) of path through a new O_RDONLY descriptor and
+ * compares it with expect.  0 if equal; else why says where it differs.
+ */
+int kt_verify_file(const char *path, off_t off, const void *expect,
+		   size_t len, char *why, size_t whylen);
+/* Same, against the pattern. */
+int kt_verify_pattern(const char *path, off_t off, size_t len, uint8_t seed,
+		      char *why, size_t whylen);
+
+/* st_size of path, or -errno */
+long long kt_file_size(const char *path);
+
+/*
+ * A raw pin: open O_RDWR, optional F_SETLEASE(lease) (0: none), mmap
+ * MAP_SHARED of [off, off + len), ibv_reg_mr with local/remote
+ * read/write.  On failure *step names the failing step ("open",
+ * "lease", "mmap", "reg_mr") and nothing is left behind.
+ */
+struct kt_pin {
+	int fd;
+	void *addr;
+	size_t len;
+	off_t off;
+	struct ibv_mr *mr;
+};
+#define KT_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		   IBV_ACCESS_REMOTE_READ)
+int kt_pin(struct kt_dev *d, const char *path, off_t off, size_t len,
+	   int lease, struct kt_pin *p, const char **step);
+/* Deregisters, unmaps and closes whatever is still held. */
+void kt_unpin(struct kt_pin *p);
+
+/*
+ * RDMA WRITE len bytes of pattern (file offset foff, seed) through the
+ * loopback pair into [remote_addr, +len) of rkey.  0 or errno; why says
+ * what failed.
+ */
+int kt_rdma_write_pattern(struct kt_dev *d, uint64_t remote_addr,
+			  uint32_t rkey, size_t len, uint64_t foff,
+			  uint8_t seed, char *why, size_t whylen);
+
+/* Layout changes of seed point 3 / 9 */
+enum kt_op {
+	KT_OP_TRUNCATE,		/* truncate(path, off) */
+	KT_OP_FTRUNCATE,	/* ftruncate(open(path), off) */
+	KT_OP_PUNCH_HOLE,	/* FALLOC_FL_PUNCH_HOLE | KEEP_SIZE */
+	KT_OP_COLLAPSE_RANGE,
+	KT_OP_INSERT_RANGE,
+	KT_OP_ZERO_RANGE,
+	KT_OP_NUM,
+};
+const char *kt_op_name(enum kt_op op);
+/*
+ * The op over a range starting at off: truncates cut the file to off,
+ * the fallocate modes cover [off, off + KT_OP_LEN).  0 or errno.
+ */
+int kt_do_op(const char *path, int fd, enum kt_op op, off_t off);
+
+/*
+ * Runs fn(arg) in a forked child with alarm(timeout); fn returns an errno
+ * value (0 = success) that becomes the exit status.  Returns that value,
+ * KT_HANG if the child had to be killed (SIGALRM, or still alive after
+ * timeout + 5 s: SIGKILL), or KT_CRASH for any other death.
+ */
+#define KT_HANG (-1)
+#define KT_CRASH (-2)
+int kt_child(int (*fn)(void *), void *arg, int timeout);
+/* "ETXTBSY", "hang", "crash", "success" for reports */
+const char *kt_res_name(int res);
+
+/* The op in a child (opens path itself: another process) */
+int kt_child_op(const char *path, enum kt_op op, off_t off);
+
+/*
+ * Reads /proc/<pid>/file_pins into buf (NUL-terminated).  0, or errno
+ * (ENOENT: the kernel has no file_pins).
+ */
+int kt_read_file_pins(pid_t pid, char *buf, size_t size);
+/* Cover-letter entry for one uverbs fd and its pinned paths */
+int kt_expect_pins(char *buf, size_t size, int uverbs_fd,
+		   const char *const *paths, int npaths);
+
+/* Number of /proc/locks lines naming the inode of path (LEASE lines) */
+int kt_count_leases(const char *path);
+
+/* Escapes \n and \t so that reports stay on one line */
+const char *kt_oneline(const char *s);
+
+/*
+ * kt_kmsg_mark: the sequence number of the last kernel log record.
+ * kt_kmsg_scan: number of WARN, BUG, Oops, lockdep, KASAN/UBSAN,
+ * hung-task or RCU report lines logged after mark (since boot if mark is
+ * 0), the first copied to first; -errno if /dev/kmsg cannot be read.
+ */
+uint64_t kt_kmsg_mark(void);
+int kt_kmsg_scan(uint64_t mark, char *first, size_t len);
+
+/* test name with fs suffix: "<base>_<fs>" in a static buffer */
+const char *kt_name(const char *base, const struct kt_fs *fs);
+
+#endif /* DAXLEASE_KT_H */

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * dl-leasepath-test: ibv_reg_dax_mr() on the patched kernel takes the
+ * lease path (exclusive layout lease + extended REG_MR), and what the
+ * library reports matches what the kernel does: RDMA WRITE over rxe into
+ * the MR is read back from the file through a new descriptor, the lease
+ * blocks truncate, IBV_DAX_MR_RELEASE_LEASE keeps only the pins, and
+ * /proc/self/file_pins lists the file under the context's uverbs fd.
+ *
+ * usage: dl-leasepath-test
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <infiniband/verbs_dax.h>
+
+#include "dtest.h"
+#include "kt.h"
+
+static struct kt_dev dev;
+static char why[512];
+
+static struct ibv_mr *reg(const char *path, uint64_t off, size_t len,
+			  uint32_t flags)
+{
+	struct ibv_dax_mr_init_attr attr = {
+		.comp_mask = flags ? IBV_DAX_MR_INIT_FLAGS : 0,
+		.path = path,
+		.fd = -1,
+		.offset = off,
+		.length = len,
+		.access = KT_ACCESS,
+		.flags = flags,
+	};
+	struct ibv_mr *mr = ibv_reg_dax_mr(dev.pd, &attr);
+
+	if (!mr)
+		snprintf(why, sizeof(why), "ibv_reg_dax_mr(%s, %llu, %zu): %s: %s",
+			 path, (unsigned long long)off, len, strerror(errno),
+			 ibv_dax_errmsg());
+	return mr;
+}
+
+static const char *strategy_name(enum ibv_dax_mr_strategy s)
+{
+	switch (s) {
+	case IBV_DAX_MR_STRATEGY_LEASE_PIN:
+		return "LEASE_PIN";
+	case IBV_DAX_MR_STRATEGY_PLAIN:
+		return "PLAIN";
+	case IBV_DAX_MR_STRATEGY_ODP:
+		return "ODP";
+	default:
+		return "NONE";
+	}
+}
+
+static void t_caps(void)
+{
+	struct ibv_dax_caps caps;
+	int ret;
+
+	memset(&caps, 0, sizeof(caps));
+	ret = ibv_dax_query_caps(dev.ctx, &caps);
+	if (ret) {
+		dtest_fail("lp_caps_layout_lease", "ibv_dax_query_caps: %s: %s",
+			   strerror(errno), ibv_dax_errmsg());
+		return;
+	}
+	dtest_check("lp_caps_layout_lease", caps.layout_lease == 1,
+		    "layout_lease = %d, want 1", caps.layout_lease);
+	dtest_check("lp_caps_ext_reg_mr", caps.ext_reg_mr == 1,
+		    "ext_reg_mr = %d, want 1", caps.ext_reg_mr);
+	dtest_check("lp_caps_strategy_fsdax",
+		    caps.strategy_fsdax == IBV_DAX_MR_STRATEGY_LEASE_PIN,
+		    "strategy_fsdax = %s, want LEASE_PIN",
+		    strategy_name(caps.strategy_fsdax));
+	dtest_check("lp_caps_strategy_devdax",
+		    caps.strategy_devdax == IBV_DAX_MR_STRATEGY_PLAIN,
+		    "strategy_devdax = %s, want PLAIN",
+		    strategy_name(caps.strategy_devdax));
+}
+
+/* RDMA WRITE of the pattern into mr at mr offset moff, persist, read file */
+static int write_and_check(struct ibv_mr *mr, const char *path, uint64_t moff,
+			   uint64_t foff, size_t len, uint8_t seed)
+{
+	int ret;
+
+	ret = kt_rdma_write_pattern(&dev, (uintptr_t)mr->addr + moff,
+				    mr->rkey, len, foff, seed, why,
+				    sizeof(why));
+	if (ret)
+		return ret;
+	if (ibv_dax_mr_persist(mr, moff, len)) {
+		ret = errno;
+		snprintf(why, sizeof(why), "ibv_dax_mr_persist: %s: %s",
+			 strerror(ret), ibv_dax_errmsg());
+		return ret;
+	}
+	return kt_verify_pattern(path, foff, len, seed, why, sizeof(why));
+}
+
+/*
+ * file_pins must be exactly one cover-letter entry: "<fd>: <uverbs path>"
+ * then "\t<file>".  The fd may be the context's cmd_fd or the library's
+ * duplicate of it (same open file): both name the context's uverbs file.
+ */
+static void check_pins(const char *name, const char *path)
+{
+	char got[4096], want[4096], rp[4096], link[64];
+	struct stat a, b;
+	int ret, fd = -1;
+	bool ok = false;
+
+	ret = kt_read_file_pins(getpid(), got, sizeof(got));
+	if (ret) {
+		dtest_fail(name, "/proc/self/file_pins: %s", strerror(ret));
+		return;
+	}
+	if (!realpath(path, rp))
+		snprintf(rp, sizeof(rp), "%s", path);
+	if (sscanf(got, "%d:", &fd) == 1 && fd >= 0) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		if (!fstat(dev.ctx->cmd_fd, &a) && !stat(link, &b) &&
+		    a.st_rdev == b.st_rdev && a.st_ino == b.st_ino) {
+			const char *paths[1] = { rp };
+
+			kt_expect_pins(want, sizeof(want), fd, paths, 1);
+			ok = !strcmp(got, want);
+		} else {
+			snprintf(want, sizeof(want),
+				 "fd %d is not the context's uverbs file", fd);
+		}
+	} else {
+		const char *paths[1] = { rp };
+
+		kt_expect_pins(want, sizeof(want), dev.ctx->cmd_fd, paths, 1);
+	}
+	if (ok)
+		dtest_pass(name, "\"%s\"", kt_oneline(got));
+	else
+		dtest_fail(name, "file_pins \"%s\", want \"%s\"",
+			   kt_oneline(got), kt_oneline(want));
+}
+
+static void t_fs(const struct kt_fs *fs)
+{
+	const char *path = kt_path(fs, "lp");
+	struct ibv_dax_mr_attr qa;
+	struct ibv_mr *mr;
+	char buf[4096];
+	int ret;
+
+	ret = kt_make_file(path, KT_FILE_SIZE, 0x11);
+	if (ret) {
+		dtest_fail(kt_name("lp_reg_lease_pin", fs), "creating %s: %s",
+			   path, strerror(ret));
+		return;
+	}
+
+	/* default flags: lease kept */
+	mr = reg(path, 0, KT_PIN_LEN, 0);
+	memset(&qa, 0, sizeof(qa));
+	ret = mr ? ibv_query_dax_mr(mr, &qa) : -1;
+	dtest_check(kt_name("lp_reg_lease_pin", fs),
+		    !ret && qa.kind == IBV_DAX_FILE_FSDAX &&
+			    qa.strategy == IBV_DAX_MR_STRATEGY_LEASE_PIN &&
+			    qa.lease_held == 1,
+		    "%s%s kind %d, strategy %s, lease_held %d (want FSDAX, LEASE_PIN, 1)",
+		    mr ? "" : why, mr ? "" : ";", qa.kind,
+		    strategy_name(qa.strategy), qa.lease_held);
+	if (mr) {
+		ret = write_and_check(mr, path, 0, 0, KT_PIN_LEN, 0x21);
+		dtest_check(kt_name("lp_rdma_write_lands", fs), ret == 0,
+			    "RDMA WRITE of 1 MiB + ibv_dax_mr_persist: %s", why);
+		ret = kt_child_op(path, KT_OP_TRUNCATE, 6 * KT_MIB);
+		dtest_check(kt_name("lp_lease_blocks_truncate", fs),
+			    ret == ETXTBSY,
+			    "truncate of the unpinned tail by another process while the library holds the lease: %s (want ETXTBSY)",
+			    kt_res_name(ret));
+		check_pins(kt_name("lp_file_pins", fs), path);
+
+		ret = ibv_dax_mr_release_lease(mr);
+		memset(&qa, 0, sizeof(qa));
+		ibv_query_dax_mr(mr, &qa);
+		dtest_check(kt_name("lp_release_lease_call", fs),
+			    ret == 0 && qa.lease_held == 0 &&
+				    ibv_dax_mr_release_lease(mr) == 0,
+			    "ibv_dax_mr_release_lease: %s, lease_held %d, second call idempotent",
+			    ret ? strerror(errno) : "ok", qa.lease_held);
+		ret = kt_child_op(path, KT_OP_TRUNCATE, KT_PIN_LEN / 2);
+		dtest_check(kt_name("lp_pins_block_truncate", fs),
+			    ret == ETXTBSY,
+			    "truncate into the pinned head after the release: %s (want ETXTBSY)",
+			    kt_res_name(ret));
+		ret = ibv_dereg_dax_mr(mr);
+		dtest_check(kt_name("lp_dereg", fs), ret == 0,
+			    "ibv_dereg_dax_mr: %s",
+			    ret ? strerror(errno) : "ok");
+		ret = kt_read_file_pins(getpid(), buf, sizeof(buf));
+		dtest_check(kt_name("lp_dereg_file_pins_empty", fs),
+			    ret == 0 && buf[0] == '\0',
+			    "file_pins after dereg: %s\"%s\"",
+			    ret ? strerror(ret) : "", ret ? "" : kt_oneline(buf));
+		ret = kt_child_op(path, KT_OP_TRUNCATE, KT_PIN_LEN / 2);
+		dtest_check(kt_name("lp_dereg_truncate_ok", fs), ret == 0,
+			    "truncate into the former MR after dereg: %s",
+			    kt_res_name(ret));
+	}
+
+	/* IBV_DAX_MR_RELEASE_LEASE, at an offset: pins only */
+	ret = kt_make_file(path, KT_FILE_SIZE, 0x11);
+	mr = ret ? NULL : reg(path, 2 * KT_MIB, KT_PIN_LEN,
+			      IBV_DAX_MR_RELEASE_LEASE);
+	memset(&qa, 0, sizeof(qa));
+	ret = mr ? ibv_query_dax_mr(mr, &qa) : -1;
+	dtest_check(kt_name("lp_release_lease_flag", fs),
+		    !ret && qa.strategy == IBV_DAX_MR_STRATEGY_LEASE_PIN &&
+			    qa.lease_held == 0 && qa.offset == 2 * KT_MIB,
+		    "%s%s strategy %s, lease_held %d, offset %llu (want LEASE_PIN, 0, 2 MiB)",
+		    mr ? "" : why, mr ? "" : ";", strategy_name(qa.strategy),
+		    qa.lease_held, (unsigned long long)qa.offset);
+	if (mr) {
+		ret = write_and_check(mr, path, 4096, 2 * KT_MIB + 4096,
+				      64 << 10, 0x23);
+		dtest_check(kt_name("lp_release_lease_rdma_write", fs),
+			    ret == 0,
+			    "RDMA WRITE at MR offset 4 KiB lands at file offset 2 MiB + 4 KiB: %s",
+			    why);
+		ret = kt_verify_pattern(path, 0, 2 * KT_MIB, 0x11, why,
+					sizeof(why));
+		dtest_check(kt_name("lp_release_lease_rest_untouched", fs),
+			    ret == 0, "file before the MR: %s", why);
+		ret = kt_child_op(path, KT_OP_PUNCH_HOLE, 2 * KT_MIB);
+		dtest_check(kt_name("lp_release_lease_punch_pinned", fs),
+			    ret == ETXTBSY,
+			    "punch hole over the pinned range: %s (want ETXTBSY)",
+			    kt_res_name(ret));
+		ret = kt_child_op(path, KT_OP_PUNCH_HOLE, 0);
+		dtest_check(kt_name("lp_release_lease_punch_unpinned", fs),
+			    ret == 0,
+			    "punch hole at 0 (unpinned, no lease): %s",
+			    kt_res_name(ret));
+		ibv_dereg_dax_mr(mr);
+	}
+	unlink(path);
+}
+
+static void t_devdax(void)
+{
+	struct ibv_dax_mr_attr qa;
+	struct ibv_mr *mr;
+	size_t len = 2 * KT_MIB;
+	uint8_t *map, *expect;
+	int ret, fd;
+
+	if (!kt_env.devdax) {
+		dtest_skip("lp_devdax_plain", "DAXLEASE_DEVDAX not set");
+		return;
+	}
+	mr = reg(kt_env.devdax, 0, len, 0);
+	memset(&qa, 0, sizeof(qa));
+	ret = mr ? ibv_query_dax_mr(mr, &qa) : -1;
+	dtest_check("lp_devdax_plain",
+		    !ret && qa.kind == IBV_DAX_FILE_DEVDAX &&
+			    qa.strategy == IBV_DAX_MR_STRATEGY_PLAIN &&
+			    !qa.lease_held,
+		    "%s%s kind %d, strategy %s, lease_held %d (want DEVDAX, PLAIN, 0)",
+		    mr ? "" : why, mr ? "" : ";", qa.kind,
+		    strategy_name(qa.strategy), qa.lease_held);
+	if (!mr)
+		return;
+	ret = kt_rdma_write_pattern(&dev, (uintptr_t)mr->addr, mr->rkey, len,
+				    0, 0x24, why, sizeof(why));
+	if (!ret && ibv_dax_mr_persist(mr, 0, len))
+		ret = errno;
+	fd = open(kt_env.devdax, O_RDWR | O_CLOEXEC);
+	map = fd < 0 ? MAP_FAILED :
+		       mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	expect = malloc(len);
+	if (!ret && map != MAP_FAILED && expect) {
+		kt_pattern(expect, len, 0, 0x24);
+		ret = memcmp(map, expect, len) ? EILSEQ : 0;
+		snprintf(why, sizeof(why), "%s",
+			 ret ? "device content differs" : "read back through a new mapping");
+	} else if (!ret) {
+		ret = EIO;
+		snprintf(why, sizeof(why), "cannot map %s again", kt_env.devdax);
+	}
+	dtest_check("lp_devdax_rdma_write", ret == 0, "%s", why);
+	if (map != MAP_FAILED)
+		munmap(map, len);
+	if (fd >= 0)
+		close(fd);
+	free(expect);
+	ibv_dereg_dax_mr(mr);
+}
+
+int main(int argc, char **argv)
+{
+	char first[512] = "";
+	uint64_t mark;
+	int i, ret, n;
+
+	if (argc > 1) {
+		printf("usage: %s\nRuns the leasepath suite in the test VM; see tests/vm/suites/leasepath.sh.\n",
+		       argv[0]);
+		return strcmp(argv[1], "--help") ? 2 : 0;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	kt_env_init();
+	dtest_begin("leasepath");
+	mark = kt_kmsg_mark();
+	ret = kt_dev_open(&dev, true);
+	if (ret) {
+		dtest_fail("setup_rdma_device", "%s: %s", kt_env.rdma_dev,
+			   strerror(ret));
+		return dtest_end();
+	}
+	if (!dev.loop)
+		dtest_fail("setup_rc_loopback", "%s", dev.loop_err);
+	if (kt_env.nfs == 0)
+		dtest_fail("setup_fsdax_mounts", "no fsdax mount");
+	t_caps();
+	for (i = 0; i < kt_env.nfs; i++)
+		t_fs(&kt_env.fs[i]);
+	t_devdax();
+	kt_dev_close(&dev);
+	n = kt_kmsg_scan(mark, first, sizeof(first));
+	dtest_check("lp_dmesg_clean", n == 0,
+		    "%d kernel report line(s) during the suite%s%s", n,
+		    n ? "; first: " : "", n < 0 ? strerror(-n) : first);
+	return dtest_end();
+}
