@@ -172,14 +172,18 @@ int dl_lease_probe_now(int *err);
 
 /* A small uverbs ioctl command: one header, attributes in id order. */
 struct dl_ioctl {
-	union {
-		struct ib_uverbs_ioctl_hdr hdr;
-		uint8_t buf[sizeof(struct ib_uverbs_ioctl_hdr) +
-			    DL_IOCTL_MAX_ATTRS * sizeof(struct ib_uverbs_attr)];
-	} u;
+	/* struct ib_uverbs_ioctl_hdr + DL_IOCTL_MAX_ATTRS attributes */
+	uint64_t buf[(sizeof(struct ib_uverbs_ioctl_hdr) +
+		      DL_IOCTL_MAX_ATTRS * sizeof(struct ib_uverbs_attr)) /
+		     sizeof(uint64_t)];
 	struct ib_uverbs_attr scratch;	/* target of attrs past the end */
 	bool overflow;
 };
+
+static inline struct ib_uverbs_ioctl_hdr *dl_ioctl_hdr(struct dl_ioctl *cmd)
+{
+	return (struct ib_uverbs_ioctl_hdr *)cmd->buf;
+}
 
 void dl_ioctl_init(struct dl_ioctl *cmd, uint16_t object_id,
 		   uint16_t method_id, uint32_t driver_id);

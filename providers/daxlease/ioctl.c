@@ -28,24 +28,27 @@
 void dl_ioctl_init(struct dl_ioctl *cmd, uint16_t object_id,
 		   uint16_t method_id, uint32_t driver_id)
 {
+	struct ib_uverbs_ioctl_hdr *hdr = dl_ioctl_hdr(cmd);
+
 	memset(cmd, 0, sizeof(*cmd));
-	cmd->u.hdr.object_id = object_id;
-	cmd->u.hdr.method_id = method_id;
-	cmd->u.hdr.driver_id = driver_id;
-	cmd->u.hdr.length = sizeof(cmd->u.hdr);
+	hdr->object_id = object_id;
+	hdr->method_id = method_id;
+	hdr->driver_id = driver_id;
+	hdr->length = sizeof(*hdr);
 }
 
 struct ib_uverbs_attr *dl_ioctl_attr(struct dl_ioctl *cmd, uint16_t attr_id)
 {
+	struct ib_uverbs_ioctl_hdr *hdr = dl_ioctl_hdr(cmd);
 	struct ib_uverbs_attr *attr;
 
-	if (cmd->u.hdr.num_attrs >= DL_IOCTL_MAX_ATTRS) {
+	if (hdr->num_attrs >= DL_IOCTL_MAX_ATTRS) {
 		cmd->overflow = true;
 		memset(&cmd->scratch, 0, sizeof(cmd->scratch));
 		return &cmd->scratch;
 	}
-	attr = &cmd->u.hdr.attrs[cmd->u.hdr.num_attrs++];
-	cmd->u.hdr.length += sizeof(*attr);
+	attr = &hdr->attrs[hdr->num_attrs++];
+	hdr->length += sizeof(*attr);
 	memset(attr, 0, sizeof(*attr));
 	attr->attr_id = attr_id;
 	/* an attribute this kernel does not know must fail the call */
@@ -101,7 +104,7 @@ int dl_ioctl_exec(int cmd_fd, struct dl_ioctl *cmd)
 {
 	if (cmd->overflow)
 		return E2BIG;
-	if (ioctl(cmd_fd, RDMA_VERBS_IOCTL, &cmd->u.hdr) == 0)
+	if (ioctl(cmd_fd, RDMA_VERBS_IOCTL, dl_ioctl_hdr(cmd)) == 0)
 		return 0;
 	return errno;
 }

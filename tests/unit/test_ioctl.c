@@ -27,14 +27,14 @@ int main(void)
 
 	dl_ioctl_init(&cmd, UVERBS_OBJECT_MR, DAXLEASE_UVERBS_METHOD_REG_MR, 14);
 	dtest_check("hdr/empty",
-		    cmd.u.hdr.length == sizeof(struct ib_uverbs_ioctl_hdr) &&
-			    cmd.u.hdr.num_attrs == 0 &&
-			    cmd.u.hdr.reserved1 == 0 &&
-			    cmd.u.hdr.reserved2 == 0 &&
-			    cmd.u.hdr.driver_id == 14 &&
-			    cmd.u.hdr.method_id ==
+		    dl_ioctl_hdr(&cmd)->length == sizeof(struct ib_uverbs_ioctl_hdr) &&
+			    dl_ioctl_hdr(&cmd)->num_attrs == 0 &&
+			    dl_ioctl_hdr(&cmd)->reserved1 == 0 &&
+			    dl_ioctl_hdr(&cmd)->reserved2 == 0 &&
+			    dl_ioctl_hdr(&cmd)->driver_id == 14 &&
+			    dl_ioctl_hdr(&cmd)->method_id ==
 				    UVERBS_METHOD_REG_DMABUF_MR + 1,
-		    "length %u", cmd.u.hdr.length);
+		    "length %u", dl_ioctl_hdr(&cmd)->length);
 
 	a = dl_ioctl_new_obj(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_HANDLE);
 	dl_ioctl_in_obj(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_PD_HANDLE, 7);
@@ -44,35 +44,35 @@ int main(void)
 	dl_ioctl_in_fd(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD, -5);
 	dl_ioctl_in_s32(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_FD_OFFSET, -6);
 	dtest_check("hdr/length",
-		    cmd.u.hdr.num_attrs == 6 &&
-			    cmd.u.hdr.length ==
+		    dl_ioctl_hdr(&cmd)->num_attrs == 6 &&
+			    dl_ioctl_hdr(&cmd)->length ==
 				    sizeof(struct ib_uverbs_ioctl_hdr) +
 					    6 * sizeof(struct ib_uverbs_attr),
-		    "num %u length %u", cmd.u.hdr.num_attrs, cmd.u.hdr.length);
-	dtest_check("attr/idr-new", a == &cmd.u.hdr.attrs[0] && a->len == 0 &&
+		    "num %u length %u", dl_ioctl_hdr(&cmd)->num_attrs, dl_ioctl_hdr(&cmd)->length);
+	dtest_check("attr/idr-new", a == &dl_ioctl_hdr(&cmd)->attrs[0] && a->len == 0 &&
 		    a->data == 0 && a->attr_data.reserved == 0,
 		    "len %u", a->len);
-	a = &cmd.u.hdr.attrs[1];
+	a = &dl_ioctl_hdr(&cmd)->attrs[1];
 	dtest_check("attr/idr-in", a->len == 0 && a->data == 7 &&
 		    a->attr_id == DAXLEASE_UVERBS_ATTR_REG_MR_PD_HANDLE,
 		    "len %u data %llu", a->len, (unsigned long long)a->data);
-	a = &cmd.u.hdr.attrs[2];
+	a = &dl_ioctl_hdr(&cmd)->attrs[2];
 	dtest_check("attr/flags-in-u64", a->len == 8 && a->data == 7 &&
 		    a->attr_data.reserved == 0, "len %u", a->len);
-	a = &cmd.u.hdr.attrs[3];
+	a = &dl_ioctl_hdr(&cmd)->attrs[3];
 	dtest_check("attr/ptr-out", a->len == 4 &&
 		    a->data == (uintptr_t)&lkey, "len %u", a->len);
-	a = &cmd.u.hdr.attrs[4];
+	a = &dl_ioctl_hdr(&cmd)->attrs[4];
 	dtest_check("attr/raw-fd", a->len == 0 && a->data_s64 == -5 &&
 		    a->attr_data.reserved == 0 &&
 		    a->attr_id == DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD,
 		    "len %u val %lld", a->len, (long long)a->data_s64);
-	a = &cmd.u.hdr.attrs[5];
+	a = &dl_ioctl_hdr(&cmd)->attrs[5];
 	memcpy(&s, &a->data, sizeof(s));
 	dtest_check("attr/s32-inline", a->len == 4 && s == -6,
 		    "len %u val %d", a->len, s);
 	for (i = 0, ret = 1; i < 6; i++)
-		ret &= cmd.u.hdr.attrs[i].flags == UVERBS_ATTR_F_MANDATORY;
+		ret &= dl_ioctl_hdr(&cmd)->attrs[i].flags == UVERBS_ATTR_F_MANDATORY;
 	dtest_check("attr/all-mandatory", ret, "an attribute is optional");
 
 	/* the DAXLEASE ids sit after upstream's last REG_MR attribute */
@@ -87,8 +87,8 @@ int main(void)
 	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	ret = dl_ioctl_exec(fd, &cmd);
 	dtest_check("overflow-refused", cmd.overflow && ret == E2BIG &&
-		    cmd.u.hdr.num_attrs == DL_IOCTL_MAX_ATTRS,
-		    "ret %d num %u", ret, cmd.u.hdr.num_attrs);
+		    dl_ioctl_hdr(&cmd)->num_attrs == DL_IOCTL_MAX_ATTRS,
+		    "ret %d num %u", ret, dl_ioctl_hdr(&cmd)->num_attrs);
 
 	/* not a uverbs fd: the probes report a failure, never "present" */
 	ret = dl_ioctl_find_driver_id(fd, &id);
