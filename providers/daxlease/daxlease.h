@@ -249,10 +249,14 @@ struct dl_ctx {
 	int lease_err;			/* fcntl errno of the lease probe */
 	int reg_mr_err;			/* errno of the REG_MR probe */
 	struct ibv_dax_caps caps;
+	int async_fd;			/* context->async_fd at probe time */
 	/*
-	 * While MRs of this context live the library holds a dup of cmd_fd:
-	 * the MRs can be destroyed even after ibv_close_device(), and the
-	 * dup tells a closed context from a live one.
+	 * While MRs of this context live the library holds a dup of the
+	 * context's async event fd: kcmp() against the application's fd
+	 * number tells a live context from one closed by ibv_close_device()
+	 * (whose MRs the kernel destroyed with the uverbs file).  Not a dup
+	 * of cmd_fd: that would keep the kernel objects alive after close
+	 * and list every file pin twice in /proc/<pid>/file_pins.
 	 */
 	int ref_fd;
 	unsigned int nmrs;
@@ -264,7 +268,7 @@ struct dl_ctx *dl_ctx_get(struct ibv_context *context);
 /* Take/drop an MR's reference (opens/closes ref_fd). */
 int dl_ctx_ref(struct dl_ctx *ctx);
 void dl_ctx_unref(struct dl_ctx *ctx);
-/* Is ctx->ref_fd still the file behind the application's cmd_fd? */
+/* Is the context still open (ref_fd is the application's async fd)? */
 bool dl_ctx_alive(struct dl_ctx *ctx);
 /* Fill caps (probe on first use). */
 int dl_query_caps(struct ibv_context *context, struct ibv_dax_caps *caps);

@@ -311,28 +311,27 @@ err_free:
 /* Kernel side of a deregistration; 0 or -1/errno (then the MR stays). */
 static int dereg_kernel(struct dl_mr *m)
 {
-	bool alive = dl_ctx_alive(m->ctx);
 	int ret;
 
-	if (alive && m->strategy != IBV_DAX_MR_STRATEGY_LEASE_PIN) {
+	/*
+	 * After ibv_close_device() the provider's MR memory is gone and the
+	 * kernel destroyed the MR with the uverbs file: nothing to do here.
+	 * (The provider's small MR struct cannot be freed safely and is
+	 * left alone.)
+	 */
+	if (!dl_ctx_alive(m->ctx))
+		return 0;
+
+	if (m->strategy != IBV_DAX_MR_STRATEGY_LEASE_PIN) {
 		ret = ibv_dereg_mr(m->provider_mr);
 		if (ret)
 			return dl_err(ret, "ibv_dereg_mr failed: %s (memory windows still bound?)",
 				      strerror(ret));
 		return 0;
 	}
-	/*
-	 * LEASE_PIN MRs are ours to destroy; after ibv_close_device() the
-	 * provider's MR memory is gone but our dup of the command fd keeps
-	 * the uverbs file, so the kernel MR is destroyed through it.  (The
-	 * provider's small MR struct of a closed context cannot be freed
-	 * safely and is left alone.)
-	 */
-	if (!m->ctx->driver_id_known)
-		return alive ? dl_err(EIO, "unknown uverbs driver id") : 0;
-	ret = dl_ioctl_destroy_mr(m->ctx->ref_fd, m->ctx->driver_id,
+	ret = dl_ioctl_destroy_mr(m->ctx->cmd_fd, m->ctx->driver_id,
 				  m->ibv.handle);
-	if (ret && alive)
+	if (ret)
 		return dl_err(ret, "MR_DESTROY failed: %s (memory windows still bound?)",
 			      strerror(ret));
 	return 0;

@@ -76,11 +76,14 @@ static bool same_file(int fd1, int fd2)
 	r = syscall(SYS_kcmp, getpid(), getpid(), KCMP_FILE, fd1, fd2);
 	if (r >= 0)
 		return r == 0;
-	/* no kcmp (CONFIG_KCMP off): the device node is the best we have */
+	/*
+	 * No kcmp (CONFIG_KCMP off): both still open on the same inode is
+	 * the best available answer; it misses a context closed and reopened
+	 * with the very same fd numbers.
+	 */
 	if (fstat(fd1, &a) || fstat(fd2, &b))
 		return false;
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
-	       a.st_rdev == b.st_rdev;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 struct dl_ctx *dl_ctx_get(struct ibv_context *context)
@@ -107,7 +110,8 @@ struct dl_ctx *dl_ctx_get(struct ibv_context *context)
 		    c->cmd_fd != context->cmd_fd || c->cmd_rdev != rdev)
 			continue;
 		/* with MRs alive, the held fd tells an old file from a new */
-		if (c->nmrs && !same_file(c->ref_fd, context->cmd_fd)) {
+		if (c->nmrs && (c->async_fd != context->async_fd ||
+				!same_file(c->ref_fd, context->async_fd))) {
 			c->dead = true;
 			continue;
 		}
@@ -121,6 +125,7 @@ struct dl_ctx *dl_ctx_get(struct ibv_context *context)
 	}
 	c->context = context;
 	c->cmd_fd = context->cmd_fd;
+	c->async_fd = context->async_fd;
 	c->cmd_rdev = rdev;
 	c->ref_fd = -1;
 	probe_device(c);
@@ -137,10 +142,10 @@ int dl_ctx_ref(struct dl_ctx *ctx)
 
 	pthread_mutex_lock(&ctx_lock);
 	if (ctx->nmrs == 0) {
-		ctx->ref_fd = fcntl(ctx->cmd_fd, F_DUPFD_CLOEXEC, 0);
+		ctx->ref_fd = fcntl(ctx->async_fd, F_DUPFD_CLOEXEC, 0);
 		if (ctx->ref_fd < 0)
 			ret = dl_err(errno,
-				     "cannot duplicate the context's command fd: %s",
+				     "cannot duplicate the context's async fd: %s",
 				     strerror(errno));
 	}
 	if (!ret)
@@ -175,7 +180,8 @@ bool dl_ctx_alive(struct dl_ctx *ctx)
 
 	pthread_mutex_lock(&ctx_lock);
 	alive = !ctx->dead && ctx->ref_fd >= 0 &&
-		same_file(ctx->ref_fd, ctx->cmd_fd);
+		same_file(ctx->ref_fd, ctx->async_fd) &&
+		fd_rdev(ctx->cmd_fd) == ctx->cmd_rdev;
 	if (!alive)
 		ctx->dead = true;
 	pthread_mutex_unlock(&ctx_lock);

@@ -176,8 +176,9 @@ struct ibv_mr *ibv_reg_dax_mr(struct ibv_pd *pd,
  *           safe and fails this way)
  *   EBUSY and other driver errors: the MR stays registered and usable
  * After ibv_close_device() of its context the call still succeeds (0):
- * the library keeps a reference to the uverbs file while MRs live and
- * destroys the kernel MR through it.  In a child of fork() it releases
+ * the kernel destroyed the MR with the context, the library unmaps, drops
+ * the lease and closes the file (the library tells a closed context by a
+ * duplicate of its async fd, compared with kcmp(2)).  In a child of fork() it releases
  * only the child's mapping and fd (the parent's MR and lease are kept)
  * and returns 0.
  */
