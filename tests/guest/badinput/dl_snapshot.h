@@ -236,22 +236,22 @@ static inline bool dl_snap_same(const struct dl_snap *a,
 	why[0] = 0;
 	if (strcmp(a->fds, b->fds)) {
 		dl_snap_first_new(a->fds, b->fds, d, sizeof(d));
-		snprintf(why, whylen, "fds differ: new fd %s", d);
+		snprintf(why, whylen, "fds differ: new fd %.400s", d);
 		return false;
 	}
 	if (strcmp(a->maps, b->maps)) {
 		dl_snap_first_new(a->maps, b->maps, d, sizeof(d));
-		snprintf(why, whylen, "mappings differ: new mapping %s", d);
+		snprintf(why, whylen, "mappings differ: new mapping %.400s", d);
 		return false;
 	}
 	if (strcmp(a->locks, b->locks)) {
 		dl_snap_first_new(a->locks, b->locks, d, sizeof(d));
-		snprintf(why, whylen, "leases/locks differ: new %s", d);
+		snprintf(why, whylen, "leases/locks differ: new %.400s", d);
 		return false;
 	}
 	if (strcmp(a->pins, b->pins)) {
 		dl_snap_first_new(a->pins, b->pins, d, sizeof(d));
-		snprintf(why, whylen, "file_pins differ: new %s", d);
+		snprintf(why, whylen, "file_pins differ: new %.400s", d);
 		return false;
 	}
 	if (b->anon > a->anon + DL_SNAP_ANON_SLACK) {
