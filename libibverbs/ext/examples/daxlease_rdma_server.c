@@ -347,6 +347,17 @@ static int serve_one(struct server *s, const struct server_opts *opts)
 	out->status = htobe32(status);
 	if (post_msg_send(s->id, out, s->msg_mr) || status)
 		return -1;
+
+	/*
+	 * The passive side must disconnect too: a synchronous
+	 * rdma_disconnect() on the client waits for our DREP, which the CM
+	 * sends only from here.  The MR lives on in the PD.
+	 */
+	s->connected = 0;
+	if (rdma_disconnect(s->id)) {
+		perror(PROG ": rdma_disconnect");
+		return -1;
+	}
 	return 0;
 }
 

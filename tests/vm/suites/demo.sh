@@ -50,11 +50,15 @@ server_log=$work/server.log
 server_pid=
 shown=0
 stepno=0
+t_begin=${EPOCHREALTIME/./}
 
 step()
 {
 	stepno=$((stepno + 1))
-	printf '\n==== demo step %d: %s\n' "$stepno" "$*"
+	local ds=$(( (${EPOCHREALTIME/./} - t_begin) / 100000 ))
+
+	printf '\n==== demo step %d (t=%d.%ds): %s\n' "$stepno" \
+		$((ds / 10)) $((ds % 10)) "$*"
 }
 
 # Print the server's output lines not yet shown.
@@ -65,16 +69,27 @@ show_server()
 	shown=$(wc -l < "$server_log")
 }
 
-# wait_for PATTERN SECONDS: until the server logs PATTERN; 1 if it exits
+# The server is alive: not gone and not an unreaped zombie (kill -0
+# succeeds on a zombie).
+server_alive()
+{
+	local stat
+
+	stat=$(cat "/proc/$server_pid/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" != Z ]
+}
+
+# wait_for ERE SECONDS: until the server logs a match of ERE; 1 if it exits
 # or the time runs out first.
 wait_for()
 {
 	local i
 
 	for ((i = 0; i < $2 * 10; i++)); do
-		grep -q -- "$1" "$server_log" 2>/dev/null && return 0
-		kill -0 "$server_pid" 2>/dev/null || {
-			grep -q -- "$1" "$server_log" 2>/dev/null
+		grep -Eq -- "$1" "$server_log" 2>/dev/null && return 0
+		server_alive || {
+			grep -Eq -- "$1" "$server_log" 2>/dev/null
 			return
 		}
 		sleep 0.1
@@ -125,13 +140,15 @@ start_server() # FILE [ARGS...]
 # run_client: RDMA-WRITE the data set; result "rdma-write".
 run_client()
 {
-	local rc=0
+	local rc=0 t0=${EPOCHREALTIME/./} ms
 
 	echo "  \$ daxlease_rdma_client -a $addr -p $port -s $data_size --seed $seed"
 	timeout 300 daxlease_rdma_client -a "$addr" -p "$port" \
 		-s "$data_size" --seed "$seed" 2>&1 | sed 's/^/  client| /' ||
 		rc=${PIPESTATUS[0]}
-	wait_for "verified\|mismatch" 30 || true
+	ms=$(( (${EPOCHREALTIME/./} - t0) / 1000 ))
+	echo "  client exit $rc after $ms ms"
+	wait_for "verified|mismatch" 30 || true
 	show_server
 	if [ "$rc" = 0 ] && grep -q "verified $data_size bytes" "$server_log"; then
 		result rdma-write pass "client wrote $data_size bytes over $dev; server persisted them and checked seed $seed"
@@ -183,10 +200,10 @@ deregister()
 	echo "  \$ kill -USR1 $server_pid"
 	kill -USR1 "$server_pid"
 	for ((i = 0; i < 600; i++)); do
-		kill -0 "$server_pid" 2>/dev/null || break
+		server_alive || break
 		sleep 0.1
 	done
-	kill -0 "$server_pid" 2>/dev/null && kill -KILL "$server_pid"
+	server_alive && kill -KILL "$server_pid"
 	wait "$server_pid" || rc=$?
 	server_pid=
 	show_server
