@@ -145,7 +145,8 @@ static int reg_lease_pin(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 		.addr = (uintptr_t)m->map.addr,
 		.length = m->length,
 		.iova = iova,
-		.access = access,
+		/* optional bits (relaxed ordering) may be dropped by spec */
+		.access = access & ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE,
 		.dax_fd = m->src.fd,
 		.dax_offset = m->offset,
 	};

@@ -102,5 +102,7 @@ int main(void)
 	close(fd);
 
 	unit_rmtree(dir);
+	free(f);
+	free(dir);
 	return dtest_end();
 }

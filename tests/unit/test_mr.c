@@ -196,5 +196,7 @@ int main(void)
 	}
 
 	unit_rmtree(dir);
+	free(file_ok);
+	free(dir);
 	return dtest_end();
 }

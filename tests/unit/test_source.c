@@ -99,6 +99,11 @@ int main(void)
 	f_root = unit_file(dir, "file", 65536);
 	f_shm = unit_file(shmdir, "file", 65536);
 
+	/* first use initializes libpmem2 and the sanitizers' state */
+	a.path = f_shm;
+	if (ibv_reg_dax_mr(&fake_pd, &a))
+		dtest_fail("warm-up", "registered without a context");
+
 	a.path = f_root;
 	kind_case("rootfs-file", &a, 0, IBV_DAX_FILE_PAGECACHE);
 	a.path = f_shm;
@@ -193,6 +198,7 @@ int main(void)
 		    !err && stat(f_shm, &st) == 0 && st.st_size == 69632,
 		    "errno %d size %lld", err, (long long)st.st_size);
 	/* a failed registration removes the file it created ... */
+	free(p);
 	if (asprintf(&p, "%s/created-then-failed", dir) < 0)
 		return 1;
 	a.path = p;
@@ -273,5 +279,13 @@ int main(void)
 
 	unit_rmtree(dir);
 	unit_rmtree(shmdir);
+	free(p);
+	free(loop);
+	free(sock);
+	free(fifo);
+	free(f_shm);
+	free(f_root);
+	free(shmdir);
+	free(dir);
 	return dtest_end();
 }
