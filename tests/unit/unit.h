@@ -46,6 +46,21 @@ static inline int unit_count_maps(void)
 	return n;
 }
 
+/* Mappings of files whose path contains what (e.g. a scratch dir) */
+static inline int unit_count_maps_of(const char *what)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[4096];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, what) != NULL;
+	fclose(f);
+	return n;
+}
+
 /* Leases this process holds (/proc/locks lines with LEASE and our pid) */
 static inline int unit_count_leases(void)
 {
