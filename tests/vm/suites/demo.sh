@@ -180,15 +180,16 @@ show_pins()
 		result pins-tool skip "the daxlease tool is not installed"
 		return 0
 	fi
-	echo "  \$ daxlease pins $server_pid"
-	out=$(timeout 30 daxlease pins "$server_pid" 2>&1) || true
+	# The admin's question: who pins this file?
+	echo "  \$ daxlease pins --file $1"
+	out=$(timeout 30 daxlease pins --file "$1" 2>&1) || true
 	echo "$out" | sed 's/^/  | /'
 	if [ ! -e "$pins" ]; then
 		result pins-tool skip "no /proc/<pid>/file_pins to read on this kernel"
-	elif echo "$out" | grep -qF "$1"; then
-		result pins-tool pass "daxlease pins names $1"
+	elif echo "$out" | grep -qw "$server_pid"; then
+		result pins-tool pass "daxlease pins --file names the server, pid $server_pid"
 	else
-		result pins-tool fail "daxlease pins does not name $1"
+		result pins-tool fail "daxlease pins --file does not name pid $server_pid"
 	fi
 }
 
