@@ -101,6 +101,7 @@ static int reg_plain(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 {
 	struct ibv_mr *p;
 
+	errno = 0;
 	p = ibv_reg_mr_iova2(pd, m->map.addr, m->length, iova, access);
 	if (!p) {
 		int err = errno ? errno : EIO;
@@ -324,7 +325,11 @@ static int dereg_kernel(struct dl_mr *m)
 		return 0;
 
 	if (m->strategy != IBV_DAX_MR_STRATEGY_LEASE_PIN) {
+		/* an errno value, like ibv_cmd_dereg_mr()'s */
+		errno = 0;
 		ret = ibv_dereg_mr(m->provider_mr);
+		if (ret < 0)
+			ret = errno ? errno : EIO;
 		if (ret)
 			return dl_err(ret, "ibv_dereg_mr failed: %s (memory windows still bound?)",
 				      strerror(ret));
