@@ -30,7 +30,7 @@ function(daxlease_man_pages)
 		set(out ${CMAKE_CURRENT_BINARY_DIR}/${page})
 		add_custom_command(
 			OUTPUT ${out}
-			COMMAND ${PANDOC_EXECUTABLE} -s -f markdown -t man
+			COMMAND ${PANDOC_EXECUTABLE} -s -f markdown-smart -t man
 				-o ${out} ${CMAKE_CURRENT_SOURCE_DIR}/${src}
 			MAIN_DEPENDENCY ${CMAKE_CURRENT_SOURCE_DIR}/${src}
 			COMMENT "Creating man page ${page}"
