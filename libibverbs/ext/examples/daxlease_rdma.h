@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * What daxlease_rdma_server and daxlease_rdma_client share: the wire
- * messages and the data set.
+ * messages, the data set and two small option helpers.
  *
  * The data set is a stream of 64-bit words, word i being a pure function of
  * the seed and i, so either side can produce or check any part of it and a
@@ -13,8 +13,11 @@
 #define DAXLEASE_RDMA_EXAMPLE_H
 
 #include <endian.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
 
 #define DAXLEASE_RDMA_PORT "7471"
 
@@ -88,6 +91,42 @@ static inline uint64_t daxlease_checksum(uint64_t sum, const void *buf,
 	for (i = 0; i < len / 8; i++)
 		sum = (sum ^ w[i]) * 0x100000001b3ULL;
 	return sum;
+}
+
+static inline double daxlease_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* A byte count with an optional K, M or G suffix (powers of 1024). */
+static inline int daxlease_parse_size(const char *s, size_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -1;
+	switch (*end) {
+	case 'g': case 'G':
+		v <<= 10;
+		/* fall through */
+	case 'm': case 'M':
+		v <<= 10;
+		/* fall through */
+	case 'k': case 'K':
+		v <<= 10;
+		end++;
+		break;
+	}
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
 }
 
 #endif /* DAXLEASE_RDMA_EXAMPLE_H */

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
@@ -36,41 +35,6 @@ struct client_opts {
 	size_t chunk;
 	uint64_t seed;
 };
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int parse_size(const char *s, size_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		return -1;
-	switch (*end) {
-	case 'g': case 'G':
-		v <<= 10;
-		/* fall through */
-	case 'm': case 'M':
-		v <<= 10;
-		/* fall through */
-	case 'k': case 'K':
-		v <<= 10;
-		end++;
-		break;
-	}
-	if (*end)
-		return -1;
-	*out = v;
-	return 0;
-}
 
 static int reap_send(struct rdma_cm_id *id, const char *what)
 {
@@ -220,10 +184,10 @@ static int run_client(const struct client_opts *o)
 		goto err_disconnect;
 	}
 
-	t0 = now_us();
+	t0 = daxlease_now_us();
 	if (write_data_set(id, o, buf, data_mr, raddr, rkey))
 		goto err_disconnect;
-	us = now_us() - t0;
+	us = daxlease_now_us() - t0;
 	printf(PROG ": wrote %zu bytes in %zu-byte RDMA WRITEs in %.0f us (%.1f MB/s)\n",
 	       o->size, o->chunk, us, us > 0 ? o->size / us : 0.0);
 
@@ -300,7 +264,7 @@ int main(int argc, char **argv)
 			opts.port = optarg;
 			break;
 		case 's':
-			if (parse_size(optarg, &opts.size) || !opts.size ||
+			if (daxlease_parse_size(optarg, &opts.size) || !opts.size ||
 			    opts.size % 8) {
 				fprintf(stderr, PROG ": bad size %s (a non-zero multiple of 8)\n",
 					optarg);
@@ -308,7 +272,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'c':
-			if (parse_size(optarg, &opts.chunk) || !opts.chunk) {
+			if (daxlease_parse_size(optarg, &opts.chunk) || !opts.chunk) {
 				fprintf(stderr, PROG ": bad chunk %s\n", optarg);
 				return 1;
 			}

@@ -25,7 +25,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs_dax.h>
@@ -49,41 +48,6 @@ struct server_opts {
 	int verify_only;
 	uint64_t verify_seed;
 };
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int parse_size(const char *s, size_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		return -1;
-	switch (*end) {
-	case 'g': case 'G':
-		v <<= 10;
-		/* fall through */
-	case 'm': case 'M':
-		v <<= 10;
-		/* fall through */
-	case 'k': case 'K':
-		v <<= 10;
-		end++;
-		break;
-	}
-	if (*end)
-		return -1;
-	*out = v;
-	return 0;
-}
 
 static const char *kind_str(enum ibv_dax_file_kind kind)
 {
@@ -137,7 +101,7 @@ static struct ibv_mr *register_file(struct ibv_pd *pd,
 	if (opts->release_lease)
 		attr.flags |= IBV_DAX_MR_RELEASE_LEASE;
 
-	t0 = now_us();
+	t0 = daxlease_now_us();
 	mr = ibv_reg_dax_mr(pd, &attr);
 	if (!mr) {
 		fprintf(stderr, PROG ": ibv_reg_dax_mr(%s): %s: %s\n",
@@ -152,7 +116,7 @@ static struct ibv_mr *register_file(struct ibv_pd *pd,
 	}
 	printf(PROG ": registered %s [%" PRIu64 ", +%zu) in %.0f us: kind %s, strategy %s, lease %s, persistence %s, rkey 0x%x\n",
 	       info.path ? info.path : opts->path, info.offset, info.length,
-	       now_us() - t0, kind_str(info.kind),
+	       daxlease_now_us() - t0, kind_str(info.kind),
 	       strategy_str(info.strategy),
 	       info.lease_held ? "held" : "released",
 	       granularity_str(info.granularity), mr->rkey);
@@ -198,14 +162,14 @@ static int persist_and_check(struct ibv_mr *mr,
 		return EINVAL;
 	}
 
-	t0 = now_us();
+	t0 = daxlease_now_us();
 	if (ibv_dax_mr_persist(mr, 0, len)) {
 		fprintf(stderr, PROG ": ibv_dax_mr_persist: %s: %s\n",
 			strerror(errno), ibv_dax_errmsg());
 		return errno;
 	}
 	printf(PROG ": persisted %" PRIu64 " bytes in %.0f us\n", len,
-	       now_us() - t0);
+	       daxlease_now_us() - t0);
 
 	ours = daxlease_checksum(DAXLEASE_CHECKSUM_INIT, mr->addr, len);
 	bad = daxlease_pattern_check(mr->addr, seed, len);
@@ -492,7 +456,7 @@ int main(int argc, char **argv)
 			opts.path = optarg;
 			break;
 		case 's':
-			if (parse_size(optarg, &opts.size) || !opts.size) {
+			if (daxlease_parse_size(optarg, &opts.size) || !opts.size) {
 				fprintf(stderr, PROG ": bad size %s\n", optarg);
 				return 1;
 			}
