@@ -31,6 +31,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -140,6 +141,7 @@ static const char *ename(int e)
 	case EFBIG: return "EFBIG";
 	case EBUSY: return "EBUSY";
 	case EIO: return "EIO";
+	case EFAULT: return "EFAULT";
 	default:
 		snprintf(b, sizeof(b), "errno %d", e);
 		return b;
@@ -219,7 +221,12 @@ static void judge_fail(const char *name, const struct outcome *o, int want,
 			   ename(want), o->why);
 		return;
 	}
-	if (o->secs > 1.0) {
+	/*
+	 * A library waiting for a lease break takes lease-break-time (set
+	 * to 10 s by setup()); sanitizers under TCG make honest calls take
+	 * a second or two.
+	 */
+	if (o->secs > 5.0) {
 		dtest_fail(name, "%s after %.2f s: it blocked", ename(want),
 			   o->secs);
 		return;
@@ -273,6 +280,10 @@ static bool need(const char *name, const void *what, const char *why)
 
 /* ---------------------------------------------------------------- setup */
 
+static void expect_reg_ok(const char *name,
+			  const struct ibv_dax_mr_init_attr *attr,
+			  const char *check_path, off_t want_size);
+
 static int make_file(const char *path, off_t size)
 {
 	char buf[4096];
@@ -314,6 +325,35 @@ static int read_int(const char *path)
 		fclose(f);
 	}
 	return v;
+}
+
+/*
+ * Linux < 6.2 ib_umem_get() pins with FOLL_WRITE, so a read-only shared
+ * mapping cannot be registered: documented EFAULT (verbs_dax.h).
+ */
+static bool kernel_pins_for_write(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return false;
+	return major < 6 || (major == 6 && minor < 2);
+}
+
+/* A read-only registration: works, or the documented EFAULT on < 6.2. */
+static void expect_reg_ro(const char *name,
+			  const struct ibv_dax_mr_init_attr *attr)
+{
+	struct outcome o = {};
+
+	if (!kernel_pins_for_write()) {
+		expect_reg_ok(name, attr, NULL, 0);
+		return;
+	}
+	dtest_clock();
+	attempt_reg(E.pd, attr, &o);
+	judge_fail(name, &o, EFAULT, "6.2");
 }
 
 static void open_rdma(struct ibv_context **ctxp, struct ibv_pd **pdp)
@@ -405,7 +445,7 @@ static void setup(void)
 	 */
 	E.lease_break_time = read_int("/proc/sys/fs/lease-break-time");
 	if (E.lease_break_time >= 0 && geteuid() == 0)
-		write_int("/proc/sys/fs/lease-break-time", 3);
+		write_int("/proc/sys/fs/lease-break-time", 10);
 
 	open_rdma(&E.ctx, &E.pd);
 	if (E.ctx && !ibv_dax_query_caps(E.ctx, &E.caps))
@@ -888,8 +928,8 @@ static void case_ro(void)
 		a = ATTR(.path = E.ro_file, .length = MiB, .access = RW);
 		expect_reg_fail("ro_mount_write", E.pd, &a, EROFS, "read-only");
 		a.access = RO;
-		if (selected("ro_mount_read_ok"))
-			expect_reg_ok("ro_mount_read_ok", &a, NULL, 0);
+		if (selected("ro_mount_read"))
+			expect_reg_ro("ro_mount_read", &a);
 	}
 	if (need("ro_dax_mount_write",
 		 E.ro_dax_mounted ? E.ro_dax_file : NULL,
@@ -1039,31 +1079,23 @@ static void case_leases(void)
 	if (need_pd("write_lease_by_other"))
 		lease_case("write_lease_by_other", E.pc, O_RDWR, F_WRLCK, RO,
 			   EAGAIN, "lease");
-	if (need_pd("read_lease_by_other_read_ok")) {
-		/* a read-only registration coexists with a read lease */
+	if (need_pd("read_lease_by_other_read_only")) {
+		/*
+		 * A read-only registration does not break a read lease: it
+		 * must not fail with EAGAIN (on < 6.2 it ends in EFAULT,
+		 * after the open, see expect_reg_ro()).
+		 */
 		struct ibv_dax_mr_init_attr a;
-		struct outcome o = {};
 		struct holder h;
-		int fd;
 
-		dtest_clock();
 		lease_holder(E.pc, O_RDONLY, F_RDLCK, &h);
-		fd = open(E.pc, O_RDONLY | O_CLOEXEC);
 		if (h.err) {
-			dtest_fail("read_lease_by_other_read_ok", "holder: %s",
+			dtest_fail("read_lease_by_other_read_only", "holder: %s",
 				   strerror(h.err));
 		} else {
-			a = ATTR(.fd = fd, .length = MiB, .access = RO);
-			attempt_reg(E.pd, &a, &o);
-			if (o.got_mr)
-				dtest_pass("read_lease_by_other_read_ok",
-					   "read-only reopen coexists with a read lease");
-			else
-				dtest_fail("read_lease_by_other_read_ok",
-					   "read-only registration beside a read lease failed: %s \"%s\"",
-					   ename(o.err), o.msg);
+			a = ATTR(.path = E.pc, .length = MiB, .access = RO);
+			expect_reg_ro("read_lease_by_other_read_only", &a);
 		}
-		close(fd);
 		holder_release(&h);
 	}
 	if (need("layout_lease_by_other", E.fsdax[0] ? E.fsdax : NULL,

@@ -87,11 +87,11 @@ if command -v valgrind >/dev/null; then
 		--errors-for-leak-kinds=definite,indirect \
 		--child-silent-after-fork=yes --log-file="$tmp/vg.log" \
 		"$(command -v badinput)" >"$tmp/vg.out" 2>&1 || st=$?
-	summary=$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$tmp/vg.log" | tail -1)
+	summary=$(grep -so 'ERROR SUMMARY: [0-9]* errors' "$tmp/vg.log" | tail -1 || true)
 	if [ "$st" -eq 0 ]; then
 		result valgrind pass "$summary; $(grep '=== suite' "$tmp/vg.out" | tail -1)"
 	else
-		head -80 "$tmp/vg.log"
+		head -80 "$tmp/vg.log" "$tmp/vg.out" 2>/dev/null || true
 		result valgrind fail "exit $st; $summary"
 		rc=1
 	fi
