@@ -43,7 +43,7 @@ done
 
 version=$(sed -n 's/^project(daxlease VERSION \([0-9.]*\).*/\1/p' \
 	"$top/CMakeLists.txt")
-name=daxlease-$version
+pkgname=daxlease-$version
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 work=$(mktemp -d /tmp/daxlease-pkg.XXXXXX)
@@ -74,7 +74,7 @@ step check-version "$out/check-version.log" bash "$top/.ci/check-version.sh" ||
 	true
 
 # The tracked files as they are in the work tree (a fresh clone: HEAD).
-src=$work/src/$name
+src=$work/src/$pkgname
 mkdir -p "$src"
 if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
 	git -C "$top" ls-files -z |
@@ -84,16 +84,16 @@ else
 	tar -C "$top" --exclude=./build --exclude=./.git -cf - . |
 		tar -C "$src" -xf -
 fi
-tar -C "$work/src" -czf "$out/$name.tar.gz" "$name"
+tar -C "$work/src" -czf "$out/$pkgname.tar.gz" "$pkgname"
 
 if [ "$do_deb" = 1 ]; then
 	rm -f "$out"/*.deb "$out"/*.changes "$out"/*.buildinfo
 	build_deb()
 	{
-		cp -a "$src" "$work/deb"
-		cd "$work/deb" &&
+		cp -a "$src" "$work/deb" || return 1
+		(cd "$work/deb" &&
 			DEB_BUILD_OPTIONS="parallel=2 ${DEB_BUILD_OPTIONS:-}" \
-			timeout "$tmo" dpkg-buildpackage -b -uc -us
+			timeout "$tmo" dpkg-buildpackage -b -uc -us) || return 1
 		cp "$work"/*.deb "$work"/*.changes "$work"/*.buildinfo "$out/"
 	}
 	if step dpkg-buildpackage "$out/dpkg-buildpackage.log" build_deb; then
@@ -127,13 +127,14 @@ if [ "$do_rpm" = 1 ]; then
 	rm -f "$out"/*.rpm
 	build_rpm()
 	{
-		mkdir -p "$work/rpm/SOURCES"
-		cp "$out/$name.tar.gz" "$work/rpm/SOURCES/"
+		mkdir -p "$work/rpm/SOURCES" || return 1
+		cp "$out/$pkgname.tar.gz" "$work/rpm/SOURCES/" || return 1
 		timeout "$tmo" rpmbuild -bb --nodeps \
 			--define "_topdir $work/rpm" \
 			--define "debug_package %{nil}" \
 			--define "_smp_mflags -j2" \
-			"$src/redhat/daxlease.spec"
+			"$src/redhat/daxlease.spec" || return 1
+		ls "$work"/rpm/RPMS/*/*.rpm >/dev/null || return 1
 		find "$work/rpm/RPMS" -name '*.rpm' -exec cp {} "$out/" \;
 	}
 	if step rpmbuild "$out/rpmbuild.log" build_rpm; then

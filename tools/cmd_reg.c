@@ -93,7 +93,7 @@ static int devdax_size(const struct stat *st, uint64_t *size)
 
 static int default_length(struct reg_opts *o)
 {
-	uint64_t size;
+	uint64_t size = 0;
 	struct stat st;
 	int err;
 
