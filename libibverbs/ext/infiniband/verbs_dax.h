@@ -45,8 +45,10 @@ enum ibv_dax_mr_flags {
 	 */
 	IBV_DAX_MR_NO_FALLBACK = 1 << 2,
 	/*
-	 * With a path: create the file if missing and extend it to
-	 * offset + length (blocks allocated) if shorter.
+	 * Create the file if missing (path only; mode 0600) and extend it
+	 * to offset + length, rounded up to the mapping alignment, with
+	 * blocks allocated, if shorter.  If the registration then fails, a
+	 * file the call created is removed and an extended one shrunk back.
 	 */
 	IBV_DAX_MR_CREATE = 1 << 3,
 };
@@ -59,7 +61,8 @@ struct ibv_dax_mr_init_attr {
 	size_t length;		/* of the range; non-zero */
 	unsigned int access;	/* IBV_ACCESS_* */
 	uint32_t flags;		/* IBV_DAX_MR_*, with IBV_DAX_MR_INIT_FLAGS */
-	uint64_t iova;		/* with IBV_DAX_MR_INIT_IOVA; else mr->addr */
+	uint64_t iova;		/* with IBV_DAX_MR_INIT_IOVA; else mr->addr;
+				 * same offset within a page as offset */
 };
 
 enum ibv_dax_file_kind {
@@ -92,7 +95,8 @@ struct ibv_dax_mr_attr {
 	enum ibv_dax_mr_strategy strategy;
 	enum ibv_dax_persist_granularity granularity;
 	int lease_held;			/* exclusive layout lease still held */
-	const char *path;		/* valid until ibv_dereg_dax_mr() */
+	/* as given, or /proc/self/fd's link for an fd; valid until dereg */
+	const char *path;
 	uint64_t offset;		/* in the file */
 	size_t length;
 };
@@ -102,8 +106,9 @@ struct ibv_dax_caps {
 	uint64_t comp_mask;		/* in: 0; reserved */
 	int layout_lease;		/* kernel takes F_LAYOUT | F_EXCLUSIVE */
 	int ext_reg_mr;			/* kernel has the extended REG_MR */
-	int odp;			/* device: ODP RC send/read/write */
-	int flush;			/* device and verbs: RDMA FLUSH */
+	int odp;			/* device: ODP with RC read and write */
+	int flush;			/* RDMA FLUSH: always 0, rdma-core 44
+					 * has no FLUSH verbs */
 	/* strategy each kind gets with flags == 0 (NONE: would fail) */
 	enum ibv_dax_mr_strategy strategy_fsdax;
 	enum ibv_dax_mr_strategy strategy_devdax;
