@@ -6,11 +6,18 @@
  * say "unsupported", dl_lease_take() must fail with EINVAL and a message
  * that points to the kernel series, and no lease may remain.  Set
  * DAXLEASE_KERNEL=patched to run it on a daxlease kernel instead, where
- * the opposite is asserted.
+ * the opposite is asserted.  Also: a registration that would break
+ * another process's ordinary read lease fails at once with EAGAIN and
+ * names the holder's pid.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <infiniband/verbs_dax.h>
 
 #include <linux/daxlease_fcntl.h>
 
@@ -25,6 +32,75 @@ static void *probe_thread(void *arg)
 
 	*out = dl_lease_supported(NULL);
 	return NULL;
+}
+
+/*
+ * Another process holds an ordinary read lease: opening the file for
+ * write would break it, so registration with write access fails at once
+ * with EAGAIN naming the holder.  Regular leases exist on every kernel.
+ */
+static void other_holder(const char *f)
+{
+	struct ibv_dax_mr_init_attr a = {
+		.path = f, .length = 4096,
+		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+	};
+	struct ibv_pd fake_pd = {};
+	int ready[2], done[2], fds, err, st;
+	struct timespec t0, t1;
+	char pidstr[32], c;
+	struct ibv_mr *mr;
+	double secs;
+	pid_t pid;
+
+	if (pipe2(ready, O_CLOEXEC) || pipe2(done, O_CLOEXEC)) {
+		dtest_fail("other-holder/setup", "%s", strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(f, O_RDONLY | O_CLOEXEC);
+
+		/* the break notice is SIGIO; the test only needs the lease */
+		signal(SIGIO, SIG_IGN);
+		c = fd >= 0 && fcntl(fd, F_SETLEASE, F_RDLCK) == 0 ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1)
+			_exit(2);
+		close(done[1]);
+		if (read(done[0], &c, 1) < 0)
+			_exit(3);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(done[0]);
+	if (read(ready[0], &c, 1) != 1 || c != 'y') {
+		dtest_fail("other-holder/lease", "the child could not take a read lease");
+		goto out;
+	}
+	fds = unit_count_fds();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	errno = 0;
+	mr = ibv_reg_dax_mr(&fake_pd, &a);
+	err = errno;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	snprintf(pidstr, sizeof(pidstr), "process %d", (int)pid);
+	dtest_check("other-holder/eagain-names-pid",
+		    !mr && err == EAGAIN && strstr(ibv_dax_errmsg(), pidstr) &&
+			    strstr(ibv_dax_errmsg(), "lease") && secs < 1.0 &&
+			    fds == unit_count_fds(),
+		    "errno %d after %.3f s: %s", err, secs, ibv_dax_errmsg());
+	/* read-only access does not break a read lease */
+	a.access = IBV_ACCESS_REMOTE_READ;
+	errno = 0;
+	mr = ibv_reg_dax_mr(&fake_pd, &a);
+	dtest_check("other-holder/read-only-coexists",
+		    !mr && errno == EINVAL && strstr(ibv_dax_errmsg(), "context"),
+		    "errno %d: %s", errno, ibv_dax_errmsg());
+out:
+	close(done[1]);
+	close(ready[0]);
+	waitpid(pid, &st, 0);
 }
 
 int main(void)
@@ -100,6 +176,8 @@ int main(void)
 	if (!ret)
 		dl_lease_release(fd, f);
 	close(fd);
+
+	other_holder(f);
 
 	unit_rmtree(dir);
 	free(f);
