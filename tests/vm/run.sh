@@ -1,0 +1,146 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Run guest suites in the daxlease test VM: build and install the project
+# (prefix /opt/daxlease), build the initramfs, boot QEMU TCG with three
+# emulated NVDIMMs (ext4-dax, xfs-dax, devdax) and rxe, and decide from the
+# JSON-lines results the guest writes to its second serial port
+# (OUT/results.jsonl; partial results survive a hang).  A guest that does
+# not power off within --timeout is killed and the run fails.
+set -euo pipefail
+
+usage()
+{
+	cat <<USAGE
+usage: $0 --kernel stock|BZIMAGE --suites A[,B...] [options]
+  --kernel stock     Debian linux-image-6.1.0-*-amd64 with modules
+                     (tests/vm/get-stock-kernel.sh)
+  --kernel BZIMAGE   a kernel with everything built in (the patched kernel
+                     of kernel-headers/build-kernel.sh); DAXLEASE_KERNEL=patched
+  --suites A,B       tests/vm/suites/A.sh, B.sh, run in this order
+  --build-dir DIR    CMake build dir (default build/vm-build in the tree)
+  --out DIR          console.log, results.jsonl, initramfs (default build/vm-out)
+  --timeout SEC      whole boot, killed after it (default 1800)
+  --suite-timeout S  per suite inside the guest (default: --timeout less 60)
+  --append "ARGS"    extra kernel command line (e.g. daxlease.shell=1)
+  --no-build         use --build-dir as it is
+  --keep             keep the NVDIMM images and the initramfs in OUT
+Environment: DAXLEASE_VM_CMAKE_ARGS (extra cmake -D options, e.g.
+-DCMAKE_BUILD_TYPE=RelWithDebInfo), DAXLEASE_STOCK_CACHE, DAXLEASE_VM_CACHE.
+Exit status 0 only if every requested suite started, ended, ran tests and
+had no failure (see tests/vm/evaluate.py).
+USAGE
+}
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+kernel=
+suites=
+build=$top/build/vm-build
+out=$top/build/vm-out
+tmo=1800
+suite_tmo=
+append=
+do_build=1
+keep=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) kernel=$2; shift 2 ;;
+	--suites) suites=$2; shift 2 ;;
+	--build-dir) build=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--timeout) tmo=$2; shift 2 ;;
+	--suite-timeout) suite_tmo=$2; shift 2 ;;
+	--append) append=$2; shift 2 ;;
+	--no-build) do_build=0; shift ;;
+	--keep) keep=1; shift ;;
+	-h|--help) usage; exit 0 ;;
+	*) echo "$0: unknown argument $1" >&2; usage >&2; exit 2 ;;
+	esac
+done
+[ -n "$kernel" ] && [ -n "$suites" ] || { usage >&2; exit 2; }
+[[ "$tmo" =~ ^[0-9]+$ ]] || { echo "$0: --timeout needs seconds" >&2; exit 2; }
+[ -n "$suite_tmo" ] || suite_tmo=$((tmo > 120 ? tmo - 60 : tmo))
+for s in ${suites//,/ }; do
+	[ -f "$here/suites/$s.sh" ] || echo "$0: warning: no tests/vm/suites/$s.sh (the run will fail)" >&2
+done
+
+t_start=$SECONDS
+phase() { echo "run.sh: [$((SECONDS - t_start))s] $*"; }
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+rm -f "$out/results.jsonl" "$out/console.log"
+
+if [ "$do_build" = 1 ]; then
+	phase "building $top in $build"
+	# shellcheck disable=SC2086
+	cmake -S "$top" -B "$build" -DENABLE_WERROR=ON \
+		-DCMAKE_INSTALL_PREFIX=/opt/daxlease \
+		-DCMAKE_INSTALL_RPATH=/opt/daxlease/lib \
+		${DAXLEASE_VM_CMAKE_ARGS:-} > "$out/cmake.log"
+	timeout 1800 cmake --build "$build" -j2 > "$out/build.log" 2>&1 || {
+		tail -n 30 "$out/build.log"
+		echo "run.sh: build failed (log: $out/build.log)" >&2
+		exit 1
+	}
+fi
+
+if [ "$kernel" = stock ]; then
+	phase "stock kernel"
+	ktree=$(timeout 900 bash "$here/get-stock-kernel.sh")
+	kimage=$ktree/boot/vmlinuz-$(cat "$ktree/version")
+	kind=stock
+	initrd_args=(--kernel-tree "$ktree")
+else
+	[ -f "$kernel" ] || { echo "$0: no kernel image $kernel" >&2; exit 1; }
+	kimage=$(cd "$(dirname "$kernel")" && pwd)/$(basename "$kernel")
+	kind=patched
+	initrd_args=()
+fi
+
+phase "initramfs"
+timeout 900 bash "$here/mkinitramfs.sh" --build-dir "$build" \
+	--out "$out/initramfs.img" "${initrd_args[@]}"
+
+nv_args=()
+for i in 0 1 2; do
+	img=$out/nvdimm$i.img
+	rm -f "$img"
+	truncate -s 512M "$img"
+	nv_args+=(-object "memory-backend-file,id=mem$i,share=on,mem-path=$img,size=512M"
+		  -device "nvdimm,id=nv$i,memdev=mem$i")
+done
+
+cmdline="console=ttyS0 panic=-1 loglevel=4 daxlease.kernel=$kind"
+cmdline+=" daxlease.suites=$suites daxlease.suite_timeout=$suite_tmo $append"
+qemu=(qemu-system-x86_64 -machine pc,nvdimm=on,accel=tcg -cpu max -smp 2
+      -m 2G,slots=4,maxmem=8G -nographic -no-reboot -nic none
+      -serial stdio -serial "file:$out/results.jsonl" -monitor none
+      -kernel "$kimage" -initrd "$out/initramfs.img" -append "$cmdline"
+      "${nv_args[@]}")
+phase "booting $kimage ($kind), suites $suites, timeout ${tmo}s"
+echo "${qemu[*]}" > "$out/qemu.cmd"
+t_boot=$SECONDS
+set +e +o pipefail
+timeout -k 10 "$tmo" "${qemu[@]}" < /dev/null 2>&1 | tee "$out/console.log"
+rc=${PIPESTATUS[0]}
+set -e -o pipefail
+boot_secs=$((SECONDS - t_boot))
+if [ "$keep" = 0 ]; then
+	rm -f "$out"/nvdimm?.img "$out/initramfs.img"
+fi
+phase "guest finished after ${boot_secs}s, qemu exit $rc"
+
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+status=0
+"$py" "$here/evaluate.py" "$out/results.jsonl" --suites "$suites" || status=1
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+	echo "run.sh: FAILED: the guest was killed after ${tmo}s (hang)"
+	status=1
+elif [ "$rc" != 0 ]; then
+	echo "run.sh: FAILED: qemu exited $rc"
+	status=1
+fi
+phase "done: $([ $status = 0 ] && echo PASS || echo FAIL), wall $((SECONDS - t_start))s (boot+suites ${boot_secs}s); results $out/results.jsonl, console $out/console.log"
+exit $status

@@ -1,0 +1,172 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Guest setup of the daxlease test VM, run by /init before the suites:
+# modules (stock kernel), three NVDIMM namespaces (pmem0 fsdax + ext4 -o dax
+# on /mnt/ext4, pmem1 fsdax + xfs dax=always on /mnt/xfs, the third devdax),
+# rxe0 over a dummy netdev, the RoCE v2 GID index; writes the suite
+# environment to /run/daxlease.env.  Each step is a result of suite
+# "setup"; a failed step fails the run but the suites still run.
+set -uo pipefail
+
+usage()
+{
+	echo "usage: $0   (inside the test VM; see tests/vm/run.sh)"
+}
+case "${1:-}" in -h|--help) usage; exit 0 ;; esac
+
+. /opt/daxlease/vm/lib.sh
+env_file=/run/daxlease.env
+ext4_mnt=/mnt/ext4
+xfs_mnt=/mnt/xfs
+ext4_dev=
+xfs_dev=
+devdax=
+gid_index=
+log=/run/setup.log
+
+# step NAME CMD...: run CMD, its output to the console; fail records it.
+step()
+{
+	local name=$1 out rc
+
+	shift
+	# not in a subshell: steps set the variables of the environment file
+	"$@" > "$log" 2>&1
+	rc=$?
+	out=$(cat "$log")
+	[ -n "$out" ] && printf '%s\n' "$out" | sed "s/^/  setup $name| /"
+	if [ $rc = 0 ]; then
+		result "$name" pass "$*"
+	else
+		result "$name" fail "$* exited $rc: $(printf '%s' "$out" | tail -n 3 | tr '\n' ' ')"
+	fi
+	return $rc
+}
+
+load_modules()
+{
+	local m failed=
+
+	[ -d "/lib/modules/$(uname -r)" ] || {
+		echo "no /lib/modules/$(uname -r): built-in kernel"
+		return 0
+	}
+	# crc32_generic before rdma_rxe, or rxe fails "failed to init crc32"
+	for m in crc32_generic crc32c_generic libnvdimm nfit nd_pmem dax_pmem \
+		 device_dax ext4 xfs ib_core ib_uverbs rdma_rxe rdma_ucm dummy \
+		 loop; do
+		modprobe "$m" || failed="$failed $m"
+	done
+	[ -z "$failed" ] || { echo "modprobe failed:$failed"; return 1; }
+}
+
+# The NVDIMMs have no label area: one namespace per region, reconfigured
+# in place.  Prints the block or character device name.
+make_namespace() # NAMESPACE MODE
+{
+	local json
+
+	json=$(ndctl create-namespace -f -e "$1" -m "$2" --map=mem) || return 1
+	echo "$json" | sed -n 's/.*"\(blockdev\|chardev\)":"\([^"]*\)".*/\2/p' |
+		head -1
+}
+
+setup_nvdimm()
+{
+	local n i ns
+
+	for i in $(seq 50); do
+		n=$(ls -d /sys/bus/nd/devices/namespace*.0 2>/dev/null | wc -l)
+		[ "$n" -ge 3 ] && break
+		sleep 0.1
+	done
+	ns=($(ls -d /sys/bus/nd/devices/namespace*.0 2>/dev/null | sort -V |
+	      sed 's,.*/,,'))
+	if [ "${#ns[@]}" -lt 3 ]; then
+		echo "found ${#ns[@]} NVDIMM namespaces, need 3: ${ns[*]}"
+		ndctl list -RN
+		return 1
+	fi
+	ext4_dev=/dev/$(make_namespace "${ns[0]}" fsdax) || return 1
+	xfs_dev=/dev/$(make_namespace "${ns[1]}" fsdax) || return 1
+	devdax=/dev/$(make_namespace "${ns[2]}" devdax) || return 1
+	for i in $(seq 50); do
+		[ -b "$ext4_dev" ] && [ -b "$xfs_dev" ] && [ -c "$devdax" ] && break
+		sleep 0.1
+	done
+	echo "ext4 on $ext4_dev, xfs on $xfs_dev, devdax $devdax"
+	[ -b "$ext4_dev" ] && [ -b "$xfs_dev" ] && [ -c "$devdax" ]
+}
+
+mount_ext4()
+{
+	mkfs.ext4 -q -F -b 4096 "$ext4_dev" &&
+	mkdir -p "$ext4_mnt" &&
+	mount -t ext4 -o dax "$ext4_dev" "$ext4_mnt" &&
+	grep " $ext4_mnt ext4 .*dax" /proc/mounts
+}
+
+mount_xfs()
+{
+	mkfs.xfs -q -f -m reflink=0 "$xfs_dev" &&
+	mkdir -p "$xfs_mnt" &&
+	mount -t xfs -o dax=always "$xfs_dev" "$xfs_mnt" &&
+	grep " $xfs_mnt xfs .*dax" /proc/mounts
+}
+
+setup_rxe()
+{
+	ip link add dum0 type dummy &&
+	ip link set dum0 up &&
+	rdma link add rxe0 type rxe netdev dum0 &&
+	rdma link show
+}
+
+# The first RoCE v2 GID with an address (the IPv6 link-local one of dum0
+# appears once the address is configured).
+find_gid()
+{
+	local p=/sys/class/infiniband/rxe0/ports/1 i t g
+
+	for i in $(seq 100); do
+		for t in "$p"/gid_attrs/types/*; do
+			[ "$(cat "$t" 2>/dev/null)" = "RoCE v2" ] || continue
+			g=$(cat "$p/gids/${t##*/}" 2>/dev/null)
+			[ -n "$g" ] && [ "$g" != "0000:0000:0000:0000:0000:0000:0000:0000" ] || continue
+			gid_index=${t##*/}
+			echo "RoCE v2 GID index $gid_index: $g"
+			return 0
+		done
+		sleep 0.1
+	done
+	echo "no RoCE v2 GID on rxe0"
+	ls -l "$p/gid_attrs/types/" 2>&1 | head
+	return 1
+}
+
+suite_begin setup
+step modules load_modules
+step nvdimm setup_nvdimm && {
+	step ext4-dax mount_ext4
+	step xfs-dax mount_xfs
+}
+step rxe setup_rxe && step roce-gid find_gid
+
+cat > "$env_file" <<ENV
+export DAXLEASE_RESULTS='$DAXLEASE_RESULTS'
+export DAXLEASE_KERNEL='${DAXLEASE_KERNEL:-stock}'
+export DAXLEASE_EXT4='$ext4_mnt'
+export DAXLEASE_XFS='$xfs_mnt'
+export DAXLEASE_EXT4_DEV='$ext4_dev'
+export DAXLEASE_XFS_DEV='$xfs_dev'
+export DAXLEASE_DEVDAX='$devdax'
+export DAXLEASE_RDMA_DEV=rxe0
+export DAXLEASE_GID_INDEX='${gid_index:-0}'
+export DAXLEASE_PREFIX=/opt/daxlease
+export DAXLEASE_SRC=/opt/daxlease/src
+export PATH='/opt/daxlease/bin:/opt/daxlease/libexec/daxlease/tests:/usr/sbin:/usr/bin:/sbin:/bin'
+export LD_LIBRARY_PATH='/opt/daxlease/lib:/opt/daxlease/lib/x86_64-linux-gnu'
+ENV
+sed 's/^/  /' "$env_file"
+suite_end
