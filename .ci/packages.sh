@@ -10,7 +10,8 @@
 #      tests/consumer/run.sh builds the consumer with pkg-config and with
 #      find_package(daxlease)
 #   5. rpmbuild -bb --nodeps redhat/daxlease.spec with a tarball of the same
-#      files; rpm -qlp of each rpm; rpmlint if it is installed
+#      files; rpm -qlp of each rpm; the consumer again on the unpacked
+#      rpms (rpm2cpio); rpmlint if it is installed
 # Exits non-zero if any step fails.  Packages, lists and logs go to OUT.
 set -euo pipefail
 
@@ -132,6 +133,7 @@ if [ "$do_rpm" = 1 ]; then
 		timeout "$tmo" rpmbuild -bb --nodeps \
 			--define "_topdir $work/rpm" \
 			--define "debug_package %{nil}" \
+			--define "_build_id_links none" \
 			--define "_smp_mflags -j2" \
 			"$src/redhat/daxlease.spec" || return 1
 		ls "$work"/rpm/RPMS/*/*.rpm >/dev/null || return 1
@@ -145,6 +147,13 @@ if [ "$do_rpm" = 1 ]; then
 				rpm -qlp "$r" 2>/dev/null
 			} >>"$out/rpm-contents.txt"
 		done
+		rroot=$work/rpmroot
+		mkdir -p "$rroot"
+		for r in "$out"/*.rpm; do
+			(cd "$rroot" && rpm2cpio "$r" | cpio -idm --quiet)
+		done
+		step consumer-on-rpms "$out/consumer-rpms.log" \
+			bash "$top/tests/consumer/run.sh" --root "$rroot" || true
 		if command -v rpmlint >/dev/null; then
 			step rpmlint "$out/rpmlint.log" timeout 600 \
 				rpmlint "$out"/*.rpm || true

@@ -93,7 +93,15 @@ pkgconfig_build()
 
 cmake_build()
 {
-	timeout 300 cmake -S "$here" -B "$work/cmake" \
+	local hint=()
+
+	# CMake searches lib64/cmake only where FIND_LIBRARY_USE_LIB64_PATHS
+	# is on, which Debian's CMake does not do: an RPM-style tree needs
+	# the directory spelled out.
+	case "$cfg" in
+	*/lib64/cmake/*) hint=(-Ddaxlease_DIR="$(dirname "$cfg")") ;;
+	esac
+	timeout 300 cmake -S "$here" -B "$work/cmake" "${hint[@]}" \
 		-DCMAKE_PREFIX_PATH="$tree" -DCMAKE_C_FLAGS="-Wall -Werror"
 	timeout 300 cmake --build "$work/cmake"
 	timeout 60 "$work/cmake/consumer_cmake"
