@@ -5,8 +5,7 @@
 # (tests/guest/reliability/threads_rxe.c), on one file and on many files,
 # built with ThreadSanitizer (threads_rxe-tsan) for DAXLEASE_THREADS_SECONDS
 # (default 60), then the ASan+UBSan copy for a third of that.  The program
-# reports suite "threads_rxe"; the sanitizer verdicts are suite
-# "threads-tools".
+# reports suite "threads_rxe"; the sanitizer verdicts are suite "threads".
 set -euo pipefail
 
 usage()
@@ -58,7 +57,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 rc=0
-suite_begin threads-tools
+suite_begin threads
 if command -v threads_rxe-tsan >/dev/null; then
 	st=0
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
