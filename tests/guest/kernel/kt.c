@@ -2,6 +2,7 @@
 /*
  * Helpers of the guest kernel suites; see kt.h.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -9,12 +10,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/ib_user_ioctl_verbs.h>
+#include <rdma/rdma_user_ioctl.h>
+#include <rdma/daxlease_user_ioctl_cmds.h>
 
 #include "kt.h"
 
@@ -121,10 +128,22 @@ void kt_dev_close(struct kt_dev *d)
 void kt_pattern(void *buf, size_t len, uint64_t off, uint8_t seed)
 {
 	uint8_t *p = buf;
-	size_t i;
+	uint64_t w;
+	size_t i = 0;
 
-	for (i = 0; i < len; i++)
-		p[i] = kt_pattern_byte(off + i, seed);
+	/* word-aligned middle part fast, the ragged ends byte by byte */
+	for (; i < len && ((off + i) & 7); i++) {
+		w = kt_pattern_word((off + i) >> 3, seed);
+		p[i] = (uint8_t)(w >> (8 * ((off + i) & 7)));
+	}
+	for (; i + 8 <= len; i += 8) {
+		w = kt_pattern_word((off + i) >> 3, seed);
+		memcpy(p + i, &w, 8);
+	}
+	for (; i < len; i++) {
+		w = kt_pattern_word((off + i) >> 3, seed);
+		p[i] = (uint8_t)(w >> (8 * ((off + i) & 7)));
+	}
 }
 
 const char *kt_path(const struct kt_fs *fs, const char *tag)
@@ -234,12 +253,91 @@ long long kt_file_size(const char *path)
 	return st.st_size;
 }
 
+/* One uverbs ioctl: header + attributes, executed on cmd_fd */
+struct kt_ioctl {
+	struct ib_uverbs_ioctl_hdr hdr;
+	struct ib_uverbs_attr attrs[16];
+};
+
+static struct ib_uverbs_attr *kt_attr(struct kt_ioctl *c, uint16_t id,
+				      uint16_t len, uint64_t data)
+{
+	struct ib_uverbs_attr *a = &c->attrs[c->hdr.num_attrs++];
+
+	memset(a, 0, sizeof(*a));
+	a->attr_id = id;
+	a->len = len;
+	/* a kernel that does not know the attribute must refuse the call */
+	a->flags = UVERBS_ATTR_F_MANDATORY;
+	a->data = data;
+	c->hdr.length += sizeof(*a);
+	return a;
+}
+
+static void kt_ioctl_init(struct kt_ioctl *c, uint16_t method)
+{
+	memset(c, 0, sizeof(*c));
+	c->hdr.length = sizeof(c->hdr);
+	c->hdr.object_id = UVERBS_OBJECT_MR;
+	c->hdr.method_id = method;
+	/* the suites run on rxe only */
+	c->hdr.driver_id = RDMA_DRIVER_RXE;
+}
+
+int kt_reg_mr_ioctl(struct kt_dev *d, void *addr, size_t len,
+		    unsigned int access, int dax_fd, uint64_t dax_off,
+		    struct kt_raw_mr *mr)
+{
+	struct ib_uverbs_attr *handle;
+	uint32_t lkey = 0, rkey = 0;
+	struct kt_ioctl c;
+
+	kt_ioctl_init(&c, DAXLEASE_UVERBS_METHOD_REG_MR);
+	handle = kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_HANDLE, 0, 0);
+	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_PD_HANDLE, 0, d->pd->handle);
+	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_IOVA, 8, (uintptr_t)addr);
+	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_ADDR, 8, (uintptr_t)addr);
+	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_LENGTH, 8, len);
+	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_ACCESS_FLAGS, 8, access);
+	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_LKEY, sizeof(lkey),
+		(uintptr_t)&lkey);
+	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_RKEY, sizeof(rkey),
+		(uintptr_t)&rkey);
+	if (dax_fd >= 0) {
+		/* RAW_FD: len 0, the fd in data */
+		kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD, 0, 0)->data_s64 =
+			dax_fd;
+		kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD_OFFSET, 8,
+			dax_off);
+	}
+	if (ioctl(d->ctx->cmd_fd, RDMA_VERBS_IOCTL, &c.hdr))
+		return errno ? errno : EIO;
+	mr->handle = (uint32_t)handle->data;
+	mr->lkey = lkey;
+	mr->rkey = rkey;
+	return 0;
+}
+
+int kt_destroy_mr(struct kt_dev *d, uint32_t handle)
+{
+	struct kt_ioctl c;
+
+	kt_ioctl_init(&c, UVERBS_METHOD_MR_DESTROY);
+	kt_attr(&c, UVERBS_ATTR_DESTROY_MR_HANDLE, 0, handle);
+	if (ioctl(d->ctx->cmd_fd, RDMA_VERBS_IOCTL, &c.hdr))
+		return errno ? errno : EIO;
+	return 0;
+}
+
 int kt_pin(struct kt_dev *d, const char *path, off_t off, size_t len,
-	   int lease, struct kt_pin *p, const char **step)
+	   int lease, enum kt_pin_how how, struct kt_pin *p,
+	   const char **step)
 {
 	int err;
 
 	memset(p, 0, sizeof(*p));
+	p->dev = d;
+	p->how = how;
 	p->fd = -1;
 	p->addr = MAP_FAILED;
 	p->off = off;
@@ -258,9 +356,22 @@ int kt_pin(struct kt_dev *d, const char *path, off_t off, size_t len,
 	if (p->addr == MAP_FAILED)
 		goto err;
 	*step = "reg_mr";
-	p->mr = ibv_reg_mr(d->pd, p->addr, len, KT_ACCESS);
-	if (!p->mr)
-		goto err;
+	p->iova = (uintptr_t)p->addr;
+	if (how == KT_PIN_LEGACY) {
+		p->mr = ibv_reg_mr(d->pd, p->addr, len, KT_ACCESS);
+		if (!p->mr)
+			goto err;
+		p->rkey = p->mr->rkey;
+	} else {
+		err = kt_reg_mr_ioctl(d, p->addr, len, KT_ACCESS, p->fd, off,
+				      &p->raw);
+		if (err) {
+			errno = err;
+			goto err;
+		}
+		p->rkey = p->raw.rkey;
+	}
+	p->registered = true;
 	*step = NULL;
 	return 0;
 err:
@@ -269,11 +380,26 @@ err:
 	return err;
 }
 
+int kt_pin_dereg(struct kt_pin *p)
+{
+	int ret = 0;
+
+	if (!p->registered)
+		return 0;
+	if (p->how == KT_PIN_LEGACY)
+		ret = ibv_dereg_mr(p->mr);
+	else
+		ret = kt_destroy_mr(p->dev, p->raw.handle);
+	if (!ret) {
+		p->registered = false;
+		p->mr = NULL;
+	}
+	return ret;
+}
+
 void kt_unpin(struct kt_pin *p)
 {
-	if (p->mr)
-		ibv_dereg_mr(p->mr);
-	p->mr = NULL;
+	kt_pin_dereg(p);
 	if (p->addr != MAP_FAILED && p->addr)
 		munmap(p->addr, p->len);
 	p->addr = MAP_FAILED;
@@ -461,23 +587,73 @@ int kt_read_file_pins(pid_t pid, char *buf, size_t size)
 	return (int)n;
 }
 
-int kt_expect_pins(char *buf, size_t size, int uverbs_fd,
-		   const char *const *paths, int npaths)
+static int cmp_int(const void *a, const void *b)
 {
-	char link[64], target[4096];
-	size_t len;
-	ssize_t n;
-	int i;
+	return *(const int *)a - *(const int *)b;
+}
 
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", uverbs_fd);
+static int expect_pins(char *buf, size_t size, pid_t pid, int fd,
+		       bool all_fds, const char *const *paths, int npaths)
+{
+	char link[64], target[4096], other[4096];
+	int fds[256], nfds = 0, i, j;
+	struct dirent *de;
+	size_t len = 0;
+	ssize_t n;
+	DIR *dir;
+
+	snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)pid, fd);
 	n = readlink(link, target, sizeof(target) - 1);
 	if (n < 0)
 		return errno;
 	target[n] = '\0';
-	len = snprintf(buf, size, "%d: %s\n", uverbs_fd, target);
-	for (i = 0; i < npaths && len < size; i++)
-		len += snprintf(buf + len, size - len, "\t%s\n", paths[i]);
+	if (all_fds) {
+		snprintf(link, sizeof(link), "/proc/%d/fd", (int)pid);
+		dir = opendir(link);
+		if (!dir)
+			return errno;
+		while ((de = readdir(dir)) && nfds < 256) {
+			char *end;
+			long v = strtol(de->d_name, &end, 10);
+
+			if (*end || end == de->d_name)
+				continue;
+			snprintf(link, sizeof(link), "/proc/%d/fd/%ld",
+				 (int)pid, v);
+			n = readlink(link, other, sizeof(other) - 1);
+			if (n < 0)
+				continue;
+			other[n] = '\0';
+			if (!strcmp(other, target))
+				fds[nfds++] = (int)v;
+		}
+		closedir(dir);
+		qsort(fds, nfds, sizeof(fds[0]), cmp_int);
+	} else {
+		fds[nfds++] = fd;
+	}
+	buf[0] = '\0';
+	for (i = 0; i < nfds && len < size; i++) {
+		len += snprintf(buf + len, size - len, "%d: %s\n", fds[i],
+				target);
+		for (j = 0; j < npaths && len < size; j++)
+			len += snprintf(buf + len, size - len, "\t%s\n",
+					paths[j]);
+	}
 	return len < size ? 0 : ENOSPC;
+}
+
+int kt_expect_pins(char *buf, size_t size, int uverbs_fd,
+		   const char *const *paths, int npaths)
+{
+	return expect_pins(buf, size, getpid(), uverbs_fd, true, paths,
+			   npaths);
+}
+
+int kt_expect_pins_of(char *buf, size_t size, pid_t pid, int fd,
+		      const char *const *paths, int npaths)
+{
+	return expect_pins(buf, size, pid, fd, false, paths, npaths);
 }
 
 int kt_count_leases(const char *path)

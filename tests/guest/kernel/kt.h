@@ -64,10 +64,16 @@ struct kt_dev {
 int kt_dev_open(struct kt_dev *d, bool with_loop);
 void kt_dev_close(struct kt_dev *d);
 
-/* Byte i of the pattern for file offset off, seed s */
-static inline uint8_t kt_pattern_byte(uint64_t off, uint8_t s)
+/*
+ * The test pattern: 64-bit word w of a file (bytes [8w, 8w + 8)) holds a
+ * mix of w and the seed, so any misplaced or stale block shows.
+ */
+static inline uint64_t kt_pattern_word(uint64_t w, uint8_t seed)
 {
-	return (uint8_t)((off * 131 + (off >> 12) * 7 + s) ^ (off >> 20));
+	uint64_t x = (w + 1) * 0x9e3779b97f4a7c15ull ^ seed;
+
+	x ^= x >> 31;
+	return x * 0xbf58476d1ce4e5b9ull;
 }
 void kt_pattern(void *buf, size_t len, uint64_t off, uint8_t seed);
 
@@ -91,22 +97,53 @@ int kt_verify_pattern(const char *path, off_t off, size_t len, uint8_t seed,
 long long kt_file_size(const char *path);
 
 /*
- * A raw pin: open O_RDWR, optional F_SETLEASE(lease) (0: none), mmap
- * MAP_SHARED of [off, off + len), ibv_reg_mr with local/remote
- * read/write.  On failure *step names the failing step ("open",
- * "lease", "mmap", "reg_mr") and nothing is left behind.
+ * The extended REG_MR of DESIGN section 4 (DAXLEASE_UVERBS_METHOD_REG_MR
+ * with DAX_FD / DAX_FD_OFFSET), built here so that the kernel is tested
+ * without the library.  dax_fd < 0 leaves the daxlease attributes out
+ * (a plain REG_MR).  0 or errno; the MR is destroyed with
+ * kt_destroy_mr() (UVERBS_METHOD_MR_DESTROY) or with the context.
  */
+struct kt_raw_mr {
+	uint32_t handle, lkey, rkey;
+};
+int kt_reg_mr_ioctl(struct kt_dev *d, void *addr, size_t len,
+		    unsigned int access, int dax_fd, uint64_t dax_off,
+		    struct kt_raw_mr *mr);
+int kt_destroy_mr(struct kt_dev *d, uint32_t handle);
+
+/*
+ * A raw pin: open O_RDWR, optional F_SETLEASE(lease) (0: none), mmap
+ * MAP_SHARED of [off, off + len), then register it with local/remote
+ * read/write: KT_PIN_DAXFD through the extended REG_MR naming the file
+ * (the path that records file pins), KT_PIN_LEGACY through ibv_reg_mr.
+ * On failure *step names the failing step ("open", "lease", "mmap",
+ * "reg_mr") and nothing is left behind.
+ */
+enum kt_pin_how {
+	KT_PIN_DAXFD,
+	KT_PIN_LEGACY,
+};
 struct kt_pin {
+	struct kt_dev *dev;
+	enum kt_pin_how how;
 	int fd;
 	void *addr;
+	uint64_t iova;		/* remote address of the MR */
 	size_t len;
 	off_t off;
-	struct ibv_mr *mr;
+	bool registered;
+	struct ibv_mr *mr;	/* KT_PIN_LEGACY */
+	struct kt_raw_mr raw;	/* KT_PIN_DAXFD */
+	uint32_t rkey;
 };
+#define KT_PIN_INIT { .fd = -1, .addr = (void *)-1 }
 #define KT_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		   IBV_ACCESS_REMOTE_READ)
 int kt_pin(struct kt_dev *d, const char *path, off_t off, size_t len,
-	   int lease, struct kt_pin *p, const char **step);
+	   int lease, enum kt_pin_how how, struct kt_pin *p,
+	   const char **step);
+/* Deregisters only; 0 or errno */
+int kt_pin_dereg(struct kt_pin *p);
 /* Deregisters, unmaps and closes whatever is still held. */
 void kt_unpin(struct kt_pin *p);
 
@@ -156,9 +193,18 @@ int kt_child_op(const char *path, enum kt_op op, off_t off);
  * (ENOENT: the kernel has no file_pins).
  */
 int kt_read_file_pins(pid_t pid, char *buf, size_t size);
-/* Cover-letter entry for one uverbs fd and its pinned paths */
+/*
+ * The expected text: one cover-letter block "<fd>: <uverbs path>\n" plus
+ * "\t<path>\n" per pinned file for every descriptor of this process that
+ * refers to the same device node as uverbs_fd, in fd order (a dup'ed
+ * uverbs fd shows the same block again).  Valid while the process has
+ * one context open per device.
+ */
 int kt_expect_pins(char *buf, size_t size, int uverbs_fd,
 		   const char *const *paths, int npaths);
+/* Same for another process pid whose uverbs fd is fd (no dup assumed) */
+int kt_expect_pins_of(char *buf, size_t size, pid_t pid, int fd,
+		      const char *const *paths, int npaths);
 
 /* Number of /proc/locks lines naming the inode of path (LEASE lines) */
 int kt_count_leases(const char *path);
