@@ -82,7 +82,7 @@ fi
 # setuid and crash-test children would only add noise)
 if command -v valgrind >/dev/null; then
 	st=0
-	DAXLEASE_RESULTS=$tmp/vg.jsonl DAXLEASE_TIME_SCALE=6 \
+	DAXLEASE_RESULTS=$tmp/vg.jsonl DAXLEASE_TIME_SCALE=6 DAXLEASE_UNDER_VALGRIND=1 \
 		timeout 1800 valgrind --tool=memcheck \
 		--error-exitcode=99 --leak-check=full \
 		--errors-for-leak-kinds=definite,indirect \
