@@ -85,7 +85,7 @@ if command -v threads_rxe-asan >/dev/null; then
 		--seconds $((secs / 3 + 1)) --threads "$threads" \
 		>"$tmp/asan.log" 2>&1 || st=$?
 	if [ "$st" -eq 0 ] && ! grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$tmp/asan.log"; then
-		result asan_ubsan pass "$(grep '=== suite' "$tmp/asan.log" | tail -1)"
+		result asan_ubsan pass "$(grep -E '^pass threads_rxe/(one_file|many_files)' "$tmp/asan.log" | sed 's/^pass threads_rxe\///' | tr '\n' ' ')"
 	else
 		grep -E -A25 'ERROR: (Address|Leak)Sanitizer|runtime error:|^fail ' "$tmp/asan.log" | head -60 || true
 		result asan_ubsan fail "exit $st; $(grep -m1 -E 'SUMMARY: |runtime error:|^fail ' "$tmp/asan.log" || echo 'see log')"
