@@ -240,13 +240,13 @@ setup()
 	step "setup: $kernel kernel $(uname -r), $dev, pmem"
 	ndev=$(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/ndevs/0" 2>/dev/null) || true
 	if [ -z "$ndev" ]; then
-		result setup fail "no netdev under RDMA device $dev"
+		result rdma-address fail "no netdev under RDMA device $dev"
 		return 1
 	fi
 	# The RDMA CM resolves IP addresses; rxe adds a RoCE v2 GID for it.
 	ip addr replace "$addr/24" dev "$ndev"
 	echo "  $dev on $ndev, $addr; ext4: $(grep " ${DAXLEASE_EXT4:-/mnt/ext4} " /proc/mounts || echo none)"
-	result setup pass "$dev on $ndev with $addr"
+	result rdma-address pass "$dev on $ndev with $addr"
 }
 
 demo_patched()
