@@ -769,6 +769,8 @@ int main(int argc, char **argv)
 	}
 	kt_dev_close(&dev);
 	n = kt_kmsg_scan(mark, first, sizeof(first));
+	if (n > 0)
+		kt_kmsg_dump(mark, 200);
 	dtest_check("f_dmesg_clean", n == 0,
 		    "%d kernel report line(s) during the suite%s%s", n,
 		    n ? "; first: " : "", n < 0 ? strerror(-n) : first);

@@ -266,7 +266,7 @@ static void t_p1(const struct kt_fs *fs)
 	} else {
 		ret = kt_child(lease_as_fn, &as, KT_OP_TIMEOUT);
 		dtest_check(kt_name("p1_owner_unprivileged", fs), ret == 0,
-			    "uid %d owning the file, O_RDONLY fd, no capabilities: %s (EBADE: F_GETLEASE differed)",
+			    "uid %d owning the file, O_RDONLY fd, no capabilities: %s (EBADE would mean F_GETLEASE differed)",
 			    NOBODY, kt_res_name(ret));
 	}
 	unlink(path);
@@ -1318,6 +1318,8 @@ int main(int argc, char **argv)
 	{
 		char first[512] = "";
 		int n = kt_kmsg_scan(0, first, sizeof(first));
+		if (n > 0)
+			kt_kmsg_dump(0, 200);
 
 		(void)mark;
 		if (n < 0)

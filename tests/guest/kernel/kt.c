@@ -412,9 +412,11 @@ int kt_rdma_write_pattern(struct kt_dev *d, uint64_t remote_addr,
 			  uint32_t rkey, size_t len, uint64_t foff,
 			  uint8_t seed, char *why, size_t whylen)
 {
+	char first[256] = "";
 	struct ibv_mr *lmr;
+	uint64_t mark;
 	uint8_t *src;
-	int ret;
+	int ret, n;
 
 	if (!d->loop) {
 		snprintf(why, whylen, "no RC loopback: %s", d->loop_err);
@@ -434,8 +436,17 @@ int kt_rdma_write_pattern(struct kt_dev *d, uint64_t remote_addr,
 		free(src);
 		return ret;
 	}
+	mark = kt_kmsg_mark();
 	ret = rcloop_write(d->loop, src, lmr->lkey, remote_addr, rkey, len);
-	if (ret) {
+	/* a KASAN or WARN report while rxe copied counts as a failure */
+	n = ret ? 0 : kt_kmsg_scan(mark, first, sizeof(first));
+	if (n > 0) {
+		snprintf(why, whylen,
+			 "the RDMA WRITE completed but the kernel logged %d report line(s): %s",
+			 n, first);
+		kt_kmsg_dump(mark, 40);
+		ret = EFAULT;
+	} else if (ret) {
 		ret = errno ? errno : EIO;
 		snprintf(why, whylen, "RDMA WRITE of %zu bytes failed: %s", len,
 			 rcloop_errmsg());
@@ -698,16 +709,18 @@ const char *kt_oneline(const char *s)
 }
 
 /* /dev/kmsg records: "prio,seq,usec,flags;text\n" */
+static const char *const kmsg_reports[] = {
+	"WARNING:", "BUG:", "kernel BUG", "Oops", "general protection",
+	"possible circular locking", "possible recursive locking",
+	"inconsistent lock state", "INFO: ", "UBSAN:",
+	"suspicious RCU", "blocked for more than", "Call Trace:",
+	"list_add corruption", "list_del corruption",
+};
+
+
 static int kmsg_scan(uint64_t mark, uint64_t *last, char *bad, size_t badlen,
 		     int *nbad)
 {
-	static const char *const reports[] = {
-		"WARNING:", "BUG:", "kernel BUG", "Oops", "general protection",
-		"possible circular locking", "possible recursive locking",
-		"inconsistent lock state", "INFO: ", "UBSAN:",
-		"suspicious RCU", "blocked for more than", "Call Trace:",
-		"list_add corruption", "list_del corruption",
-	};
 	char rec[8192];
 	ssize_t n;
 	int fd;
@@ -735,8 +748,9 @@ static int kmsg_scan(uint64_t mark, uint64_t *last, char *bad, size_t badlen,
 			continue;
 		text = strchr(rec, ';');
 		text = text ? text + 1 : rec;
-		for (i = 0; i < sizeof(reports) / sizeof(reports[0]); i++) {
-			if (!strstr(text, reports[i]))
+		for (i = 0; i < sizeof(kmsg_reports) / sizeof(kmsg_reports[0]);
+		     i++) {
+			if (!strstr(text, kmsg_reports[i]))
 				continue;
 			if (!*nbad && bad) {
 				snprintf(bad, badlen, "%s", text);
@@ -748,6 +762,46 @@ static int kmsg_scan(uint64_t mark, uint64_t *last, char *bad, size_t badlen,
 	}
 	close(fd);
 	return 0;
+}
+
+void kt_kmsg_dump(uint64_t mark, int max)
+{
+	char rec[8192];
+	int fd, shown = 0;
+	bool started = false;
+	ssize_t n;
+	size_t i;
+
+	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	printf("---- kernel log from the first report after #%llu:\n",
+	       (unsigned long long)mark);
+	while (shown < max) {
+		unsigned long long seq;
+		char *text;
+
+		n = read(fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		if (sscanf(rec, "%*u,%llu,", &seq) != 1 || seq <= mark)
+			continue;
+		text = strchr(rec, ';');
+		text = text ? text + 1 : rec;
+		text[strcspn(text, "\n")] = '\0';
+		for (i = 0; !started && i < sizeof(kmsg_reports) /
+					       sizeof(kmsg_reports[0]); i++)
+			started = strstr(text, kmsg_reports[i]) != NULL;
+		if (!started)
+			continue;
+		printf("  | %s\n", text);
+		shown++;
+	}
+	printf("----\n");
+	close(fd);
 }
 
 uint64_t kt_kmsg_mark(void)

@@ -220,6 +220,8 @@ const char *kt_oneline(const char *s);
  */
 uint64_t kt_kmsg_mark(void);
 int kt_kmsg_scan(uint64_t mark, char *first, size_t len);
+/* Prints up to max kernel log records from the first report after mark */
+void kt_kmsg_dump(uint64_t mark, int max);
 
 /* test name with fs suffix: "<base>_<fs>" in a static buffer */
 const char *kt_name(const char *base, const struct kt_fs *fs);
