@@ -47,8 +47,8 @@ step_build()    {
 step_unit()     { ctest --test-dir "$build" --output-on-failure --timeout 300; }
 step_uapi()     { bash "$top/kernel-headers/check-uapi.sh"; }
 step_vm_stock() {
-	bash "$top/tests/vm/run.sh" --kernel stock --suites stock,python \
-		--out "$out/vm-stock"
+	bash "$top/tests/vm/run.sh" --kernel stock \
+		--suites stock,python,badinput,threads,tools --out "$out/vm-stock"
 }
 step_kernel()   {
 	bash "$top/kernel-headers/build-kernel.sh"
@@ -59,11 +59,12 @@ step_vm_patched() {
 
 	kernel=$(bash "$top/kernel-headers/build-kernel.sh" --print-path)
 	bash "$top/tests/vm/run.sh" --kernel "$kernel" \
-		--suites kernel,leasepath,faults --out "$out/vm-patched"
+		--suites kernel,leasepath,faults,tools --out "$out/vm-patched"
 }
 step_packages() { bash "$top/.ci/packages.sh"; }
+step_reliability() { bash "$top/tests/reliability/run.sh"; }
 
-STEPS="deps build unit uapi vm_stock kernel vm_patched packages"
+STEPS="deps build unit uapi vm_stock kernel vm_patched packages reliability"
 
 if [ "$only" = LIST ]; then
 	echo $STEPS
