@@ -142,15 +142,38 @@ failed() {
 	exit 1
 }
 
+# timeout(1) runs its command in a process group of its own: stop that
+# group too if this script is interrupted, so no orphaned tar or make
+# keeps the shared CPU busy.
+child=
+stop_child() {
+	[ -n "$child" ] && kill -TERM -- "-$child" 2>/dev/null
+	log "interrupted; build tree left in $work"
+	exit 130
+}
+trap stop_child INT TERM HUP
+# bounded SEC CMD...: run CMD with a time limit, output to the build log
+bounded() {
+	local sec=$1 rc=0
+
+	shift
+	timeout "$sec" "$@" >> "$blog" 2>&1 &
+	child=$!
+	wait "$child" || rc=$?
+	child=
+	return $rc
+}
+kmake() { bounded "$make_timeout" make -C "$work" ARCH=x86_64 "$@"; }
+
 start=$(date +%s)
 log "$mode kernel $hash: unpacking ${tarball##*/} into $work"
-timeout 600 tar -xJf "$tarball" -C "$work" --strip-components=1 >> "$blog" 2>&1 ||
+bounded 600 tar -xJf "$tarball" -C "$work" --strip-components=1 ||
 	failed "unpacking"
 
 for p in "${patches[@]}"; do
 	log "applying $p"
 	echo "=== patch -p1 < $p" >> "$blog"
-	timeout 120 patch -p1 --forward --batch -d "$work" < "$pdir/$p" >> "$blog" 2>&1 ||
+	bounded 120 patch -p1 --forward --batch -d "$work" -i "$pdir/$p" ||
 		failed "$p does not apply"
 	# fuzz or offsets are fine; rejects or leftovers are not
 	if find "$work" -name '*.rej' -o -name '*.orig' | grep -q .; then
@@ -164,12 +187,10 @@ export KBUILD_BUILD_USER=daxlease
 export KBUILD_BUILD_HOST=daxlease
 export KBUILD_BUILD_VERSION=1
 export LC_ALL=C
-kmake() { timeout "$make_timeout" make -C "$work" ARCH=x86_64 "$@" >> "$blog" 2>&1; }
-
 log "configuring: tinyconfig + ${fragments[*]##*/}"
 kmake tinyconfig || failed "make tinyconfig"
-(cd "$work" && timeout 120 scripts/kconfig/merge_config.sh -m .config \
-	"${fragments[@]}") >> "$blog" 2>&1 || failed "merge_config.sh"
+(cd "$work" && bounded 120 scripts/kconfig/merge_config.sh -m .config \
+	"${fragments[@]}") || failed "merge_config.sh"
 kmake olddefconfig || failed "make olddefconfig"
 
 # Every option a fragment sets must still be set after olddefconfig.
