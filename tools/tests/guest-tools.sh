@@ -8,9 +8,9 @@
 #            "none", reg of an ext4-dax file exits 95 (EOPNOTSUPP) naming
 #            kernel-headers/patches, pins exits 95
 #   patched  probe gives fsdax "lease-pin"; reg holds a lease-pin MR that
-#            pins shows and that makes truncate fail with ETXTBSY; a second
-#            reg of the file exits 11 (EAGAIN); after SIGTERM the truncate
-#            succeeds
+#            pins shows and that makes truncate fail with ETXTBSY; after
+#            SIGTERM the truncate succeeds; reg against another process's
+#            ordinary read lease exits 11 (EAGAIN)
 # devdax and page-cache registrations are "plain" on both.
 set -euo pipefail
 case "${1:-}" in -h|--help) sed -n '3,15p' "$0"; exit 0 ;; esac
@@ -150,8 +150,12 @@ elif grep -qi "text file busy" "$tmp/trunc"; then
 else
 	result truncate-pinned fail "truncate failed otherwise: $(cat "$tmp/trunc")"
 fi
-status reg-conflict 11 "second reg while the exclusive lease is held: EAGAIN" \
-	daxlease reg "$f" --length 2M -d "$dev" --hold 0
+# exclusive layout leases do not exclude each other (NOTES.md): a second
+# process registers the same file too
+status reg-second 0 "a second process registers the leased file too" \
+	daxlease reg "$f" --length 2M -d "$dev" --hold 0 --json
+jq reg-second-mr "$tmp/out" "d['strategy'] == 'lease-pin' and d['lease_held']" \
+	"second MR: lease-pin"
 kill -TERM "$bgpid"
 rc=0
 wait "$bgpid" || rc=$?
@@ -171,6 +175,29 @@ else
 	result truncate-after fail "$(cat "$tmp/trunc")"
 fi
 truncate -s 2M "$f"
+# an ordinary read lease of another process: the O_NONBLOCK open of the
+# registration would break it, so reg fails at once with EAGAIN (exit 11)
+"$py" -c 'import fcntl, os, signal, sys, time
+signal.signal(signal.SIGIO, signal.SIG_IGN)  # the break notice
+fd = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+print("held", flush=True)
+time.sleep(60)' "$f" >"$tmp/lease.out" 2>&1 &
+bgpid=$!
+for _ in $(seq 1 100); do
+	[ -s "$tmp/lease.out" ] && break
+	sleep 0.2
+done
+status reg-lease-conflict 11 "reg against another process's read lease: EAGAIN" \
+	daxlease reg "$f" --length 2M -d "$dev" --hold 0
+if grep -q "lease" "$tmp/err" && grep -q "(EAGAIN)" "$tmp/err"; then
+	result reg-lease-conflict-msg pass "the library's reason and EAGAIN are printed"
+else
+	result reg-lease-conflict-msg fail "message: $(cat "$tmp/err") ($(cat "$tmp/lease.out"))"
+fi
+kill "$bgpid" 2>/dev/null || true
+wait "$bgpid" 2>/dev/null || true
+bgpid=
 status reg-release-lease 0 "reg --release-lease" \
 	daxlease reg "$f" --length 2M -d "$dev" --release-lease --hold 0 --json
 jq reg-release-lease-mr "$tmp/out" \
