@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+"""ctypes binding of <infiniband/verbs_dax.h> (libdaxlease.so.1).
+
+pyverbs owns the device objects; its PD exposes the C pointer as the int
+property PD.pd (Context.context likewise), which is what ibv_reg_dax_mr()
+takes.  The returned struct ibv_mr is read through the leading fields of
+rdma-core's struct ibv_mr.
+"""
+import ctypes
+import os
+
+IBV_DAX_MR_INIT_IOVA = 1 << 0
+IBV_DAX_MR_INIT_FLAGS = 1 << 1
+IBV_DAX_MR_RELEASE_LEASE = 1 << 0
+IBV_DAX_MR_ALLOW_ODP = 1 << 1
+IBV_DAX_MR_NO_FALLBACK = 1 << 2
+IBV_DAX_MR_CREATE = 1 << 3
+
+FILE_UNKNOWN, FILE_FSDAX, FILE_DEVDAX, FILE_PAGECACHE = 0, 1, 2, 3
+STRATEGY_NONE, STRATEGY_LEASE_PIN, STRATEGY_PLAIN, STRATEGY_ODP = 0, 1, 2, 3
+
+
+class InitAttr(ctypes.Structure):
+    _fields_ = [("comp_mask", ctypes.c_uint64),
+                ("path", ctypes.c_char_p),
+                ("fd", ctypes.c_int),
+                ("offset", ctypes.c_uint64),
+                ("length", ctypes.c_size_t),
+                ("access", ctypes.c_uint),
+                ("flags", ctypes.c_uint32),
+                ("iova", ctypes.c_uint64)]
+
+
+class MrAttr(ctypes.Structure):
+    _fields_ = [("comp_mask", ctypes.c_uint64),
+                ("kind", ctypes.c_int),
+                ("strategy", ctypes.c_int),
+                ("granularity", ctypes.c_int),
+                ("lease_held", ctypes.c_int),
+                ("path", ctypes.c_char_p),
+                ("offset", ctypes.c_uint64),
+                ("length", ctypes.c_size_t)]
+
+
+class Caps(ctypes.Structure):
+    _fields_ = [("comp_mask", ctypes.c_uint64),
+                ("layout_lease", ctypes.c_int),
+                ("ext_reg_mr", ctypes.c_int),
+                ("odp", ctypes.c_int),
+                ("flush", ctypes.c_int),
+                ("strategy_fsdax", ctypes.c_int),
+                ("strategy_devdax", ctypes.c_int),
+                ("strategy_pagecache", ctypes.c_int)]
+
+
+class IbvMr(ctypes.Structure):
+    """The stable head of rdma-core's struct ibv_mr."""
+    _fields_ = [("context", ctypes.c_void_p),
+                ("pd", ctypes.c_void_p),
+                ("addr", ctypes.c_void_p),
+                ("length", ctypes.c_size_t),
+                ("handle", ctypes.c_uint32),
+                ("lkey", ctypes.c_uint32),
+                ("rkey", ctypes.c_uint32)]
+
+
+class IbvPd(ctypes.Structure):
+    _fields_ = [("context", ctypes.c_void_p),
+                ("handle", ctypes.c_uint32)]
+
+
+class DaxError(OSError):
+    """A failed daxlease call: errno plus ibv_dax_errmsg()."""
+
+
+def _lib_path():
+    if os.environ.get("DAXLEASE_LIB"):
+        return os.environ["DAXLEASE_LIB"]
+    prefix = os.environ.get("DAXLEASE_PREFIX", "/opt/daxlease")
+    return os.path.join(prefix, "lib", "libdaxlease.so.1")
+
+
+class Daxlease:
+    def __init__(self, path=None):
+        self.path = path or _lib_path()
+        lib = ctypes.CDLL(self.path, use_errno=True)
+        MrP = ctypes.POINTER(IbvMr)
+        lib.ibv_reg_dax_mr.restype = MrP
+        lib.ibv_reg_dax_mr.argtypes = [ctypes.c_void_p,
+                                       ctypes.POINTER(InitAttr)]
+        lib.ibv_dereg_dax_mr.argtypes = [MrP]
+        lib.ibv_query_dax_mr.argtypes = [MrP, ctypes.POINTER(MrAttr)]
+        lib.ibv_dax_mr_persist.argtypes = [MrP, ctypes.c_uint64,
+                                           ctypes.c_size_t]
+        lib.ibv_dax_mr_release_lease.argtypes = [MrP]
+        lib.ibv_dax_query_caps.argtypes = [ctypes.c_void_p,
+                                           ctypes.POINTER(Caps)]
+        lib.ibv_dax_errmsg.restype = ctypes.c_char_p
+        lib.ibv_dax_errmsg.argtypes = []
+        self.lib = lib
+
+    def errmsg(self):
+        return (self.lib.ibv_dax_errmsg() or b"").decode("utf-8", "replace")
+
+    def _fail(self, what):
+        err = ctypes.get_errno()
+        raise DaxError(err, f"{what}: {os.strerror(err)}: {self.errmsg()}")
+
+    def reg(self, pd_ptr, path, length, access, offset=0, flags=None):
+        """ibv_reg_dax_mr(); returns the MR pointer or raises DaxError."""
+        a = InitAttr(path=os.fsencode(path), fd=-1, offset=offset,
+                     length=length, access=access)
+        if flags is not None:
+            a.comp_mask |= IBV_DAX_MR_INIT_FLAGS
+            a.flags = flags
+        ctypes.set_errno(0)
+        mr = self.lib.ibv_reg_dax_mr(ctypes.c_void_p(pd_ptr),
+                                     ctypes.byref(a))
+        if not mr:
+            self._fail(f"ibv_reg_dax_mr({path})")
+        return mr
+
+    def dereg(self, mr):
+        ctypes.set_errno(0)
+        if self.lib.ibv_dereg_dax_mr(mr):
+            self._fail("ibv_dereg_dax_mr")
+
+    def query(self, mr):
+        attr = MrAttr()
+        if self.lib.ibv_query_dax_mr(mr, ctypes.byref(attr)):
+            self._fail("ibv_query_dax_mr")
+        return attr
+
+    def persist(self, mr, offset, length):
+        if self.lib.ibv_dax_mr_persist(mr, offset, length):
+            self._fail("ibv_dax_mr_persist")
+
+    def caps(self, ctx_ptr):
+        caps = Caps()
+        if self.lib.ibv_dax_query_caps(ctypes.c_void_p(ctx_ptr),
+                                       ctypes.byref(caps)):
+            self._fail("ibv_dax_query_caps")
+        return caps

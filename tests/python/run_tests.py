@@ -1,0 +1,38 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+"""Run the pyverbs tests with JSON-lines results (suite "python").
+
+usage: /usr/bin/python3 run_tests.py [--suite NAME] [MODULE ...]
+Default modules: every test_*.py in this directory.  Results go to
+$DAXLEASE_RESULTS (tests/common/dtest.h schema) and stdout.
+"""
+import argparse
+import glob
+import os
+import sys
+import unittest
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+
+from dtest_result import DtestResult  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--suite", default="python")
+    ap.add_argument("modules", nargs="*")
+    args = ap.parse_args()
+    mods = args.modules or sorted(
+        os.path.basename(p)[:-3] for p in glob.glob(os.path.join(here, "test_*.py")))
+    DtestResult.suite_name = args.suite
+    suite = unittest.defaultTestLoader.loadTestsFromNames(mods)
+    runner = unittest.TextTestRunner(resultclass=DtestResult, verbosity=2,
+                                     stream=sys.stdout)
+    res = runner.run(suite)
+    return 0 if res.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
