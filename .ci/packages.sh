@@ -165,7 +165,9 @@ fi
 
 echo
 echo "packages in $out:"
-ls -1 "$out" | grep -E '\.(deb|rpm)$' | sed 's/^/  /' || true
+for p in "$out"/*.deb "$out"/*.rpm; do
+	[ -e "$p" ] && echo "  $(basename "$p")"
+done
 echo
 printf '%s\n' "${summary[@]}"
 exit "$failed"
