@@ -120,7 +120,6 @@ const char *dl_kind_name(enum ibv_dax_file_kind kind);
 /* map.c --------------------------------------------------------------- */
 
 struct dl_map {
-	struct pmem2_map *map;
 	void *base;			/* aligned-down start of the mapping */
 	size_t map_len;
 	void *addr;			/* the requested file offset */
@@ -131,8 +130,8 @@ struct dl_map {
 
 /*
  * Map [offset, offset + length) of src shared, read-only unless writable.
- * libpmem2 wants the offset aligned to pmem2_source_alignment: the mapping
- * starts at the aligned-down offset and addr points at the requested one.
+ * The mapping covers the range widened to pmem2_source_alignment (device
+ * DAX: its page size) and addr points at the requested offset.
  */
 int dl_map_range(struct dl_source *src, uint64_t offset, size_t length,
 		 struct dl_map *map);

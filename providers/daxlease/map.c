@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Mapping the registered range: MAP_SHARED_VALIDATE|MAP_SYNC on FS-DAX and
- * device DAX, a shared page-cache mapping otherwise, handed to libpmem2
- * (pmem2_map_from_existing) for the matching persist function, with the
- * store granularity pmem2_map_new() would have chosen.
+ * Mapping the registered range as libpmem2 would: MAP_SHARED_VALIDATE|
+ * MAP_SYNC on FS-DAX and device DAX, a shared page-cache mapping
+ * otherwise, with the store granularity pmem2_map_new() would choose and
+ * libpmem2's persist function for it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,9 +24,20 @@
  * registration in the TCG guest).  The answer is a property of the
  * platform, so it is found once here, the same way: eADR when every
  * region reports persistence_domain "cpu_cache".
+ *
+ * libpmem2's flush functions do not depend on the mapping (CPU cache
+ * flush + fence, or a fence alone with eADR), but they are only handed
+ * out for a struct pmem2_map, and libpmem2 1.12 leaks 144 bytes for
+ * every map made by pmem2_map_from_existing().  So the library makes one
+ * such map per granularity, once, over two pages of its own .bss (no new
+ * mapping, nothing in the way of other libpmem2 users), and uses their
+ * persist functions for every MR.
  */
-static pthread_once_t eadr_once = PTHREAD_ONCE_INIT;
+static pthread_once_t map_once = PTHREAD_ONCE_INIT;
 static bool eadr;
+static struct pmem2_map *fn_map[2];	/* BYTE, CACHE_LINE */
+static pmem2_persist_fn fn_persist[2];
+static char fn_pages[2][4096] __attribute__((aligned(4096)));
 
 static void eadr_probe(void)
 {
@@ -59,6 +70,24 @@ static void eadr_probe(void)
 	}
 	closedir(dir);
 	eadr = regions && regions == cpu_cache;
+}
+
+static void map_init(void)
+{
+	static const enum pmem2_granularity g[2] = {
+		PMEM2_GRANULARITY_BYTE, PMEM2_GRANULARITY_CACHE_LINE,
+	};
+	struct pmem2_source *src;
+	int i;
+
+	eadr_probe();
+	if (pmem2_source_from_anon(&src, sizeof(fn_pages)))
+		return;
+	for (i = 0; i < 2; i++)
+		if (!pmem2_map_from_existing(&fn_map[i], src, fn_pages[i],
+					     sizeof(fn_pages[i]), g[i]))
+			fn_persist[i] = pmem2_get_persist_fn(fn_map[i]);
+	pmem2_source_delete(&src);
 }
 
 /*
@@ -109,10 +138,9 @@ int dl_map_range(struct dl_source *src, uint64_t offset, size_t length,
 	uint64_t end = (offset + length + a - 1) / a * a;
 	size_t va_align = a;
 	bool sync;
-	int ret;
 
 	memset(map, 0, sizeof(*map));
-	pthread_once(&eadr_once, eadr_probe);
+	pthread_once(&map_once, map_init);
 	if (end - start >= (2u << 20) && va_align < (2u << 20))
 		va_align = 2u << 20;
 
@@ -133,26 +161,24 @@ int dl_map_range(struct dl_source *src, uint64_t offset, size_t length,
 	map->granularity = !sync ? PMEM2_GRANULARITY_PAGE :
 			   eadr ? PMEM2_GRANULARITY_BYTE :
 				  PMEM2_GRANULARITY_CACHE_LINE;
-	ret = pmem2_map_from_existing(&map->map, src->psrc, map->base,
-				      map->map_len, map->granularity);
-	if (ret) {
-		munmap(map->base, map->map_len);
-		map->base = NULL;
-		return dl_err(ret > PMEM2_E_UNKNOWN && ret < 0 ? -ret : EINVAL,
-			      "libpmem2 cannot take the mapping of %s: %s",
-			      src->path, pmem2_errormsg());
+	if (map->granularity != PMEM2_GRANULARITY_PAGE) {
+		map->persist = fn_persist[map->granularity ==
+					  PMEM2_GRANULARITY_CACHE_LINE];
+		if (!map->persist) {
+			munmap(map->base, map->map_len);
+			map->base = NULL;
+			return dl_err(ENOMEM,
+				      "libpmem2 has no persist function for %s: %s",
+				      src->path, pmem2_errormsg());
+		}
 	}
 	map->addr = (char *)map->base + (offset - start);
 	map->length = length;
-	map->persist = pmem2_get_persist_fn(map->map);
 	return 0;
 }
 
 void dl_map_unmap(struct dl_map *map)
 {
-	/* a map from pmem2_map_from_existing(): delete frees, we unmap */
-	if (map->map)
-		pmem2_map_delete(&map->map);
 	if (map->base)
 		munmap(map->base, map->map_len);
 	map->base = map->addr = NULL;
