@@ -29,14 +29,8 @@ USAGE
 }
 case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 
-if [ -r "${DAXLEASE_PREFIX:-/opt/daxlease}/vm/lib.sh" ]; then
-	. "${DAXLEASE_PREFIX:-/opt/daxlease}/vm/lib.sh"
-else
-	# Run alone: the same records as the harness's lib.sh.
-	suite_begin() { SUITE=$1; echo "{\"suite\":\"$1\",\"event\":\"start\"}" >> "${DAXLEASE_RESULTS:-/dev/null}"; }
-	result() { printf '%s %s: %s\n' "$2" "$1" "$3"; printf '{"suite":"%s","test":"%s","result":"%s","reason":"%s"}\n' "$SUITE" "$1" "$2" "$(echo "$3" | tr -d '"\\')" >> "${DAXLEASE_RESULTS:-/dev/null}"; }
-	suite_end() { echo "{\"suite\":\"$SUITE\",\"event\":\"end\"}" >> "${DAXLEASE_RESULTS:-/dev/null}"; }
-fi
+# lib.sh sits one level up, in the tree and in the guest (/opt/daxlease/vm).
+. "$(dirname "$0")/../lib.sh"
 
 kernel=${DAXLEASE_KERNEL:-stock}
 dev=${DAXLEASE_RDMA_DEV:-rxe0}
