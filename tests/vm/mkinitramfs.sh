@@ -150,17 +150,16 @@ build_base()
 	cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
 	cp -L "$MULTI/libgcc_s.so.1" "$root$MULTI/"
 	mkdir -p "$root/etc/ndctl" "$root/etc/ndctl.conf.d" "$root/run/ndctl"
-	# python3.11 stdlib without tests, tk, idle, and pyverbs
+	# python3.11 stdlib without tests, tk, idle, and pyverbs; with the
+	# byte code Debian compiled (every import would compile it under TCG)
 	(cd /usr/lib && tar cf - --exclude=test --exclude=tests \
 		--exclude=idlelib --exclude=tkinter --exclude=ensurepip \
-		--exclude=lib2to3 --exclude=turtledemo --exclude=__pycache__ \
+		--exclude=lib2to3 --exclude=turtledemo \
 		--exclude='config-3.11-*' --exclude=pydoc_data python3.11) |
 		tar xf - -C "$root/usr/lib"
 	mkdir -p "$root/usr/lib/python3/dist-packages"
 	cp -a /usr/lib/python3/dist-packages/pyverbs \
 		"$root/usr/lib/python3/dist-packages/"
-	find "$root/usr/lib/python3/dist-packages/pyverbs" -name __pycache__ \
-		-prune -exec rm -rf {} +
 	for so in /usr/lib/python3.11/lib-dynload/*.so \
 		  $(find /usr/lib/python3/dist-packages/pyverbs -name '*.so'); do
 		copy_elf "$root" "$so"
@@ -248,6 +247,11 @@ if [ -n "$ktree" ]; then
 	fi
 	layers+=("$mods")
 fi
+
+# Old layers (other keys) beyond the newest four of each kind go.
+for kind in base modules; do
+	ls -t "$cache/$kind"-*.cpio.gz 2>/dev/null | tail -n +5 | xargs -r rm -f
+done
 
 build_project "$work/project"
 pack "$work/project" "$work/project.cpio.gz"
