@@ -183,9 +183,9 @@ struct ibv_mr *ibv_reg_dax_mr(struct ibv_pd *pd,
  * After ibv_close_device() of its context the call still succeeds (0):
  * the kernel destroyed the MR with the context, the library unmaps, drops
  * the lease and closes the file (the library tells a closed context by a
- * duplicate of its async fd, compared with kcmp(2)).  In a child of fork() it releases
- * only the child's mapping and fd (the parent's MR and lease are kept)
- * and returns 0.
+ * duplicate of its async fd, compared with kcmp(2)).  In a child of
+ * fork() it releases only the child's mapping and fd (the parent's MR
+ * and lease are kept) and returns 0.
  */
 int ibv_dereg_dax_mr(struct ibv_mr *mr);
 
