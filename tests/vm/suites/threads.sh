@@ -60,7 +60,9 @@ rc=0
 suite_begin threads
 if command -v threads_rxe-tsan >/dev/null; then
 	st=0
-	TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+	# use_madv_dontdump=0: the patched debug kernel refuses MADV_DONTDUMP
+	# on the TSan shadow range ("can not madvise shadow region")
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 use_madv_dontdump=0" \
 		timeout $((secs * 4 + 300)) threads_rxe-tsan --seconds "$secs" \
 		--threads "$threads" 2>&1 | tee "$tmp/tsan.log" || st=$?
 	if [ "$st" -eq 0 ] && ! grep -q 'WARNING: ThreadSanitizer' "$tmp/tsan.log"; then
