@@ -1,0 +1,1017 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * dl-bench: registration cost and data path of daxlease against what a
+ * user would otherwise run, inside the test VM (tests/vm/suites/bench.sh).
+ *
+ * Every measurement is one JSON record on $DAXLEASE_RESULTS,
+ *   {"suite":"bench","bench":{"group":...,"case":...,"median":...}}
+ * which bench/run collects into one document checked against
+ * bench/schema.json, plus dtest pass/fail records for the sanity of each
+ * measurement (enough runs, ordered statistics, the expected strategy,
+ * data landed in the MR).  Samples of the cases compared with each other
+ * are interleaved run by run, so machine noise hits them alike.
+ *
+ * The phases of ibv_reg_dax_mr() are timed from outside: the same system
+ * calls done by hand (open + fstat + statx, aligned mmap MAP_SYNC, the
+ * layout lease, the extended REG_MR ioctl), next to the whole public call.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <infiniband/verbs_dax.h>
+#include <librpma.h>
+#include <linux/daxlease_fcntl.h>
+
+#include "dtest.h"
+#include "kt.h"
+#include "rcloop.h"
+
+#ifndef MAP_SYNC
+#define MAP_SYNC 0x80000
+#endif
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+#ifndef STATX_ATTR_DAX
+#define STATX_ATTR_DAX 0x00200000
+#endif
+
+#define KIB (1UL << 10)
+#define MIB (1UL << 20)
+#define ALIGN_2M (2 * MIB)
+#define ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		IBV_ACCESS_REMOTE_READ)
+#define MAX_SIZES 8
+
+struct opts {
+	bool quick;
+	int runs;		/* registration samples per figure */
+	int data_runs;		/* data path samples per figure */
+	size_t sizes[MAX_SIZES];
+	int nsizes;
+	size_t largest;		/* requested largest size */
+	int nmr[4];
+	int nnmr;
+};
+
+static struct opts o;
+static const char *fsdir, *devdax;
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct rpma_peer *peer;
+static char bigfile[512];
+static size_t bigsize;
+static int bench_fail;
+
+static double now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+/* ---- statistics and records ---- */
+
+struct series {
+	double *v;
+	int n, cap;
+	char err[200];
+};
+
+static void s_init(struct series *s, int cap)
+{
+	memset(s, 0, sizeof(*s));
+	s->v = calloc(cap, sizeof(double));
+	s->cap = cap;
+	if (!s->v)
+		abort();
+}
+
+static void s_add(struct series *s, double x)
+{
+	if (s->n < s->cap)
+		s->v[s->n++] = x;
+}
+
+static void s_err(struct series *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void s_err(struct series *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->err[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s->err, sizeof(s->err), fmt, ap);
+	va_end(ap);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double s_median(struct series *s)
+{
+	qsort(s->v, s->n, sizeof(double), cmp_d);
+	if (!s->n)
+		return NAN;
+	return s->n % 2 ? s->v[s->n / 2] :
+			  (s->v[s->n / 2 - 1] + s->v[s->n / 2]) / 2;
+}
+
+static void s_free(struct series *s)
+{
+	free(s->v);
+	s->v = NULL;
+}
+
+struct rec {
+	const char *group;	/* reg, dereg, align, nmr, data */
+	const char *cas;
+	const char *phase;	/* reg/dereg: total or a phase */
+	const char *op;		/* data: write, read */
+	size_t size;
+	int n_mrs;		/* nmr */
+	double mbps;		/* data: bytes / summed sample time */
+};
+
+static void json_num(FILE *f, const char *key, double v)
+{
+	if (isfinite(v))
+		fprintf(f, ",\"%s\":%.3f", key, v);
+	else
+		fprintf(f, ",\"%s\":null", key);
+}
+
+/*
+ * Emit one measurement and its sanity check.  needed: samples expected
+ * (0: an error is an expected outcome, e.g. a peer that cannot register).
+ */
+static void emit(const struct rec *r, struct series *s, int needed)
+{
+	double med = s_median(s);
+	double mn = s->n ? s->v[0] : NAN, mx = s->n ? s->v[s->n - 1] : NAN;
+	char name[160];
+	FILE *f = dtest.out;
+	bool ok;
+
+	snprintf(name, sizeof(name), "%s_%s%s%s%s%s_%zu%s%.0d", r->group,
+		 r->cas, r->phase ? "_" : "", r->phase ? r->phase : "",
+		 r->op ? "_" : "", r->op ? r->op : "", r->size,
+		 r->n_mrs ? "_n" : "", r->n_mrs);
+	if (f) {
+		fprintf(f, "{\"suite\":\"bench\",\"bench\":{\"group\":\"%s\",\"case\":\"%s\"",
+			r->group, r->cas);
+		if (r->phase)
+			fprintf(f, ",\"phase\":\"%s\"", r->phase);
+		if (r->op)
+			fprintf(f, ",\"op\":\"%s\"", r->op);
+		fprintf(f, ",\"size\":%zu", r->size);
+		if (r->n_mrs)
+			fprintf(f, ",\"n_mrs\":%d", r->n_mrs);
+		fprintf(f, ",\"unit\":\"us\",\"runs\":%d", s->n);
+		json_num(f, "median", med);
+		json_num(f, "min", mn);
+		json_num(f, "max", mx);
+		if (r->op)
+			json_num(f, "mbps", r->mbps);
+		if (s->err[0]) {
+			fprintf(f, ",\"error\":");
+			dtest_json_str(f, s->err);
+		}
+		fprintf(f, "}}\n");
+		fflush(f);
+	}
+	printf("bench %-44s n=%-3d median %10.1f us  min %10.1f  max %10.1f%s%s\n",
+	       name, s->n, med, mn, mx, s->err[0] ? "  error: " : "", s->err);
+
+	if (!needed) {
+		/* an expected failure must say why; a success must be sane */
+		ok = s->err[0] || (s->n > 0 && mn > 0 && mn <= med && med <= mx);
+		dtest_check(name, ok, "%d runs%s%s", s->n,
+			    s->err[0] ? ", reported error: " : "", s->err);
+	} else {
+		ok = !s->err[0] && s->n >= needed && mn > 0 && mn <= med &&
+		     med <= mx && isfinite(mx);
+		dtest_check(name, ok, "%d of %d runs, median %.1f us%s%s",
+			    s->n, needed, med, s->err[0] ? "; error: " : "",
+			    s->err);
+	}
+	if (!ok)
+		bench_fail++;
+}
+
+/* ---- mappings done by hand ---- */
+
+/* mmap len bytes of fd at off at a 2 MiB-aligned address, like the lib */
+static void *map_at_2m(int fd, off_t off, size_t len, int flags)
+{
+	size_t rlen = len + ALIGN_2M;
+	uintptr_t a;
+	void *r, *p;
+
+	r = mmap(NULL, rlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		return MAP_FAILED;
+	a = ((uintptr_t)r + ALIGN_2M - 1) & ~(uintptr_t)(ALIGN_2M - 1);
+	p = mmap((void *)a, len, PROT_READ | PROT_WRITE, flags | MAP_FIXED,
+		 fd, off);
+	if (p == MAP_FAILED) {
+		int err = errno;
+
+		munmap(r, rlen);
+		errno = err;
+		return MAP_FAILED;
+	}
+	if (a > (uintptr_t)r)
+		munmap(r, a - (uintptr_t)r);
+	munmap((void *)(a + len), (uintptr_t)r + rlen - (a + len));
+	return p;
+}
+
+static size_t round_2m(size_t len)
+{
+	return (len + ALIGN_2M - 1) & ~(ALIGN_2M - 1);
+}
+
+static struct ibv_mr *reg_dax(const char *path, uint64_t off, size_t len)
+{
+	struct ibv_dax_mr_init_attr a = {
+		.path = path,
+		.fd = -1,
+		.offset = off,
+		.length = len,
+		.access = ACCESS,
+	};
+
+	return ibv_reg_dax_mr(pd, &a);
+}
+
+/* ---- registration: one sample of each case ---- */
+
+enum { C_DAX_FSDAX, C_DAX_DEVDAX, C_RAW_FSDAX, C_BASE_A, C_BASE_B,
+       C_RPMA_DEVDAX, C_RPMA_FSDAX, C_NUM };
+static const char *const cname[C_NUM] = {
+	"daxlease_fsdax", "daxlease_devdax", "raw_fsdax", "baseline_a_devdax",
+	"baseline_b_anon", "rpma_devdax", "rpma_fsdax",
+};
+/* phases of the hand-made lease path and of baseline A */
+enum { P_TOTAL, P_OPEN, P_MAP, P_LEASE, P_IOCTL, P_NUM };
+static const char *const pname[P_NUM] = {
+	"total", "open_classify", "map", "lease", "ioctl",
+};
+
+struct regset {
+	struct series reg[C_NUM][P_NUM];
+	struct series dereg[C_NUM];
+};
+
+static void sample_dax(struct regset *rs, int c, const char *path,
+		       uint64_t off, size_t len)
+{
+	struct ibv_dax_mr_attr qa = { 0 };
+	struct ibv_mr *mr;
+	double t0, t1;
+
+	t0 = now_us();
+	mr = reg_dax(path, off, len);
+	t1 = now_us();
+	if (!mr) {
+		s_err(&rs->reg[c][P_TOTAL], "ibv_reg_dax_mr: %s",
+		      ibv_dax_errmsg());
+		return;
+	}
+	if (c == C_DAX_FSDAX && (ibv_query_dax_mr(mr, &qa) ||
+				 qa.strategy != IBV_DAX_MR_STRATEGY_LEASE_PIN))
+		s_err(&rs->reg[c][P_TOTAL],
+		      "fsdax MR strategy %d, not LEASE_PIN", qa.strategy);
+	s_add(&rs->reg[c][P_TOTAL], t1 - t0);
+	t0 = now_us();
+	if (ibv_dereg_dax_mr(mr)) {
+		s_err(&rs->dereg[c], "ibv_dereg_dax_mr: %s", ibv_dax_errmsg());
+		return;
+	}
+	s_add(&rs->dereg[c], now_us() - t0);
+}
+
+/* The lease path by hand: what ibv_reg_dax_mr() does, step by step. */
+static void sample_raw_fsdax(struct regset *rs, size_t len)
+{
+	struct series *s = rs->reg[C_RAW_FSDAX];
+	struct kt_dev d = { .ctx = ctx, .pd = pd };
+	double t[P_NUM + 1];
+	struct kt_raw_mr raw;
+	struct statx stx;
+	struct stat st;
+	size_t mlen = round_2m(len);
+	void *p;
+	int fd, err, i;
+
+	t[0] = now_us();
+	fd = open(bigfile, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) ||
+	    statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &stx) ||
+	    !(stx.stx_attributes & STATX_ATTR_DAX)) {
+		s_err(&s[P_TOTAL], "open/classify %s: %s", bigfile,
+		      strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	t[1] = now_us();
+	p = map_at_2m(fd, 0, mlen, MAP_SHARED_VALIDATE | MAP_SYNC);
+	t[2] = now_us();
+	if (p == MAP_FAILED) {
+		s_err(&s[P_TOTAL], "mmap MAP_SYNC: %s", strerror(errno));
+		close(fd);
+		return;
+	}
+	if (fcntl(fd, F_SETLEASE, F_LAYOUT | F_EXCLUSIVE)) {
+		s_err(&s[P_TOTAL], "F_SETLEASE(F_LAYOUT|F_EXCLUSIVE): %s",
+		      strerror(errno));
+		goto out_unmap;
+	}
+	t[3] = now_us();
+	err = kt_reg_mr_ioctl(&d, p, len, ACCESS, fd, 0, &raw);
+	t[4] = now_us();
+	if (err) {
+		s_err(&s[P_TOTAL], "extended REG_MR ioctl: %s", strerror(err));
+		goto out_unlease;
+	}
+	s_add(&s[P_TOTAL], t[4] - t[0]);
+	for (i = 1; i < P_NUM; i++)
+		s_add(&s[i], t[i] - t[i - 1]);
+	t[0] = now_us();
+	err = kt_destroy_mr(&d, raw.handle);
+	fcntl(fd, F_SETLEASE, F_UNLCK);
+	munmap(p, mlen);
+	close(fd);
+	if (err)
+		s_err(&rs->dereg[C_RAW_FSDAX], "MR_DESTROY: %s", strerror(err));
+	else
+		s_add(&rs->dereg[C_RAW_FSDAX], now_us() - t[0]);
+	return;
+
+out_unlease:
+	fcntl(fd, F_SETLEASE, F_UNLCK);
+out_unmap:
+	munmap(p, mlen);
+	close(fd);
+}
+
+/* Baseline A: open + mmap + ibv_reg_mr of the devdax device. */
+static void sample_base_a(struct regset *rs, size_t len)
+{
+	struct series *s = rs->reg[C_BASE_A];
+	size_t mlen = round_2m(len);
+	struct ibv_mr *mr;
+	double t0, t1, t2, t3;
+	void *p;
+	int fd;
+
+	t0 = now_us();
+	fd = open(devdax, O_RDWR | O_CLOEXEC);
+	t1 = now_us();
+	if (fd < 0) {
+		s_err(&s[P_TOTAL], "open %s: %s", devdax, strerror(errno));
+		return;
+	}
+	p = map_at_2m(fd, 0, mlen, MAP_SHARED);
+	t2 = now_us();
+	if (p == MAP_FAILED) {
+		s_err(&s[P_TOTAL], "mmap %s: %s", devdax, strerror(errno));
+		close(fd);
+		return;
+	}
+	mr = ibv_reg_mr(pd, p, len, ACCESS);
+	t3 = now_us();
+	if (!mr) {
+		s_err(&s[P_TOTAL], "ibv_reg_mr: %s", strerror(errno));
+		munmap(p, mlen);
+		close(fd);
+		return;
+	}
+	s_add(&s[P_TOTAL], t3 - t0);
+	s_add(&s[P_OPEN], t1 - t0);
+	s_add(&s[P_MAP], t2 - t1);
+	s_add(&s[P_IOCTL], t3 - t2);
+	t0 = now_us();
+	if (ibv_dereg_mr(mr))
+		s_err(&rs->dereg[C_BASE_A], "ibv_dereg_mr: %s", strerror(errno));
+	munmap(p, mlen);
+	close(fd);
+	if (!rs->dereg[C_BASE_A].err[0])
+		s_add(&rs->dereg[C_BASE_A], now_us() - t0);
+}
+
+/* Baseline B: ibv_reg_mr of touched anonymous memory (the map untimed). */
+static void sample_base_b(struct regset *rs, void *anon, size_t len)
+{
+	struct ibv_mr *mr;
+	double t0, t1;
+
+	t0 = now_us();
+	mr = ibv_reg_mr(pd, anon, len, ACCESS);
+	t1 = now_us();
+	if (!mr) {
+		s_err(&rs->reg[C_BASE_B][P_TOTAL], "ibv_reg_mr: %s",
+		      strerror(errno));
+		return;
+	}
+	s_add(&rs->reg[C_BASE_B][P_TOTAL], t1 - t0);
+	t0 = now_us();
+	if (ibv_dereg_mr(mr)) {
+		s_err(&rs->dereg[C_BASE_B], "ibv_dereg_mr: %s", strerror(errno));
+		return;
+	}
+	s_add(&rs->dereg[C_BASE_B], now_us() - t0);
+}
+
+/* librpma's rpma_mr_reg on an existing mapping (mapped untimed). */
+static void sample_rpma(struct regset *rs, int c, void *p, size_t len)
+{
+	struct rpma_mr_local *mr = NULL;
+	double t0, t1;
+	int ret;
+
+	if (!peer) {
+		s_err(&rs->reg[c][P_TOTAL], "no rpma peer");
+		return;
+	}
+	errno = 0;
+	t0 = now_us();
+	ret = rpma_mr_reg(peer, p, len, RPMA_MR_USAGE_WRITE_DST |
+			  RPMA_MR_USAGE_READ_SRC, &mr);
+	t1 = now_us();
+	if (ret) {
+		s_err(&rs->reg[c][P_TOTAL], "rpma_mr_reg: %s (errno %d %s)",
+		      rpma_err_2str(ret), errno, strerror(errno));
+		return;
+	}
+	s_add(&rs->reg[c][P_TOTAL], t1 - t0);
+	t0 = now_us();
+	ret = rpma_mr_dereg(&mr);
+	if (ret) {
+		s_err(&rs->dereg[c], "rpma_mr_dereg: %s", rpma_err_2str(ret));
+		return;
+	}
+	s_add(&rs->dereg[c], now_us() - t0);
+}
+
+static void bench_registration(void)
+{
+	int fd_dev = -1, fd_fs = -1, i, c, p, r;
+
+	fd_dev = open(devdax, O_RDWR | O_CLOEXEC);
+	fd_fs = open(bigfile, O_RDWR | O_CLOEXEC);
+	for (i = 0; i < o.nsizes; i++) {
+		size_t len = o.sizes[i], mlen = round_2m(len);
+		struct regset rs;
+		void *anon, *mdev = MAP_FAILED, *mfs = MAP_FAILED;
+
+		for (c = 0; c < C_NUM; c++) {
+			for (p = 0; p < P_NUM; p++)
+				s_init(&rs.reg[c][p], o.runs);
+			s_init(&rs.dereg[c], o.runs);
+		}
+		anon = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (anon != MAP_FAILED)
+			memset(anon, 0x5a, len);
+		else
+			s_err(&rs.reg[C_BASE_B][P_TOTAL], "mmap anon: %s",
+			      strerror(errno));
+		if (fd_dev >= 0)
+			mdev = map_at_2m(fd_dev, 0, mlen, MAP_SHARED);
+		if (mdev == MAP_FAILED)
+			s_err(&rs.reg[C_RPMA_DEVDAX][P_TOTAL], "mmap %s: %s",
+			      devdax, strerror(errno));
+		if (fd_fs >= 0)
+			mfs = map_at_2m(fd_fs, 0, mlen,
+					MAP_SHARED_VALIDATE | MAP_SYNC);
+		if (mfs == MAP_FAILED)
+			s_err(&rs.reg[C_RPMA_FSDAX][P_TOTAL], "mmap %s: %s",
+			      bigfile, strerror(errno));
+
+		/* one warm-up round (capability probe, page tables), then runs */
+		for (r = -1; r < o.runs; r++) {
+			struct regset *t = &rs;
+
+			sample_dax(t, C_DAX_FSDAX, bigfile, 0, len);
+			sample_dax(t, C_DAX_DEVDAX, devdax, 0, len);
+			sample_raw_fsdax(t, len);
+			sample_base_a(t, len);
+			if (anon != MAP_FAILED)
+				sample_base_b(t, anon, len);
+			if (mdev != MAP_FAILED)
+				sample_rpma(t, C_RPMA_DEVDAX, mdev, len);
+			if (mfs != MAP_FAILED)
+				sample_rpma(t, C_RPMA_FSDAX, mfs, len);
+			if (r < 0) {
+				/* drop the warm-up samples, keep errors */
+				for (c = 0; c < C_NUM; c++) {
+					for (p = 0; p < P_NUM; p++)
+						rs.reg[c][p].n = 0;
+					rs.dereg[c].n = 0;
+				}
+			}
+		}
+		for (c = 0; c < C_NUM; c++) {
+			/* rpma on fsdax may fail: that is the finding */
+			int need = c == C_RPMA_FSDAX ? 0 : o.runs;
+			int np = c == C_RAW_FSDAX ? P_NUM :
+				 c == C_BASE_A ? P_NUM : 1;
+
+			for (p = 0; p < np; p++) {
+				struct rec rr = { .group = "reg", .cas = cname[c],
+						  .phase = pname[p], .size = len };
+
+				if (c == C_BASE_A && p == P_LEASE)
+					continue;
+				emit(&rr, &rs.reg[c][p], p ? (need ? o.runs : 0) : need);
+			}
+			if (rs.reg[c][P_TOTAL].n || need) {
+				struct rec rr = { .group = "dereg", .cas = cname[c],
+						  .phase = "total", .size = len };
+
+				emit(&rr, &rs.dereg[c], need);
+			}
+			for (p = 0; p < P_NUM; p++)
+				s_free(&rs.reg[c][p]);
+			s_free(&rs.dereg[c]);
+		}
+		if (anon != MAP_FAILED)
+			munmap(anon, len);
+		if (mdev != MAP_FAILED)
+			munmap(mdev, mlen);
+		if (mfs != MAP_FAILED)
+			munmap(mfs, mlen);
+	}
+	if (fd_dev >= 0)
+		close(fd_dev);
+	if (fd_fs >= 0)
+		close(fd_fs);
+}
+
+/* 2 MiB-aligned (PMD) versus 4 KiB-aligned (PTE) fsdax ranges */
+static void bench_alignment(void)
+{
+	size_t len = o.quick ? 4 * MIB : 64 * MIB;
+	struct series a2, a4;
+	int r;
+
+	if (len + 4 * KIB > bigsize)
+		len = (bigsize - 4 * KIB) & ~(ALIGN_2M - 1);
+	s_init(&a2, o.runs);
+	s_init(&a4, o.runs);
+	for (r = -1; r < o.runs; r++) {
+		struct ibv_mr *m;
+		double t0;
+
+		t0 = now_us();
+		m = reg_dax(bigfile, 0, len);
+		if (m) {
+			if (r >= 0)
+				s_add(&a2, now_us() - t0);
+			ibv_dereg_dax_mr(m);
+		} else {
+			s_err(&a2, "%s", ibv_dax_errmsg());
+		}
+		t0 = now_us();
+		m = reg_dax(bigfile, 4 * KIB, len);
+		if (m) {
+			if (r >= 0)
+				s_add(&a4, now_us() - t0);
+			ibv_dereg_dax_mr(m);
+		} else {
+			s_err(&a4, "%s", ibv_dax_errmsg());
+		}
+	}
+	emit(&(struct rec){ .group = "align", .cas = "fsdax_2m_aligned",
+			    .phase = "total", .size = len }, &a2, o.runs);
+	emit(&(struct rec){ .group = "align", .cas = "fsdax_4k_aligned",
+			    .phase = "total", .size = len }, &a4, o.runs);
+	s_free(&a2);
+	s_free(&a4);
+}
+
+/* Per-MR cost with N-1 MRs live: one file (4 KiB ranges) or many files */
+static void bench_nmr_case(bool many)
+{
+	int maxn = o.nmr[o.nnmr - 1], live = 0, k = 0, r, i;
+	struct ibv_mr **mrs = calloc(maxn, sizeof(*mrs));
+	char path[600];
+
+	if (!mrs)
+		abort();
+	for (i = 0; i < o.nnmr; i++) {
+		int n = o.nmr[i];
+		struct series reg, dereg;
+
+		s_init(&reg, o.runs);
+		s_init(&dereg, o.runs);
+		/* bring the live set to n - 1 */
+		while (live < n - 1) {
+			if (many)
+				snprintf(path, sizeof(path), "%s/bench-nmr-%d.dat",
+					 fsdir, live);
+			mrs[live] = many ? reg_dax(path, 0, 4 * KIB) :
+				    reg_dax(bigfile, (uint64_t)live * 4 * KIB,
+					    4 * KIB);
+			if (!mrs[live]) {
+				s_err(&reg, "live MR %d: %s", live,
+				      ibv_dax_errmsg());
+				break;
+			}
+			live++;
+		}
+		for (r = -1; r < o.runs && live == n - 1; r++, k++) {
+			struct ibv_mr *m;
+			double t0;
+
+			if (many)
+				snprintf(path, sizeof(path), "%s/bench-nmr-%d.dat",
+					 fsdir, n - 1);
+			t0 = now_us();
+			m = many ? reg_dax(path, 0, 4 * KIB) :
+			    reg_dax(bigfile, (uint64_t)(n - 1) * 4 * KIB,
+				    4 * KIB);
+			if (!m) {
+				s_err(&reg, "MR %d: %s", n, ibv_dax_errmsg());
+				break;
+			}
+			if (r >= 0)
+				s_add(&reg, now_us() - t0);
+			t0 = now_us();
+			if (ibv_dereg_dax_mr(m)) {
+				s_err(&dereg, "%s", ibv_dax_errmsg());
+				break;
+			}
+			if (r >= 0)
+				s_add(&dereg, now_us() - t0);
+		}
+		emit(&(struct rec){ .group = "nmr",
+				    .cas = many ? "many_files" : "one_file",
+				    .phase = "reg", .size = 4 * KIB, .n_mrs = n },
+		     &reg, o.runs);
+		emit(&(struct rec){ .group = "nmr",
+				    .cas = many ? "many_files" : "one_file",
+				    .phase = "dereg", .size = 4 * KIB, .n_mrs = n },
+		     &dereg, o.runs);
+		s_free(&reg);
+		s_free(&dereg);
+	}
+	while (live > 0)
+		ibv_dereg_dax_mr(mrs[--live]);
+	free(mrs);
+}
+
+static int make_file(const char *path, size_t size)
+{
+	static char zero[MIB];
+	size_t done;
+	int fd;
+
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	/* written blocks: no unwritten-extent conversion in the timings */
+	for (done = 0; done < size; done += sizeof(zero) < size - done ?
+						sizeof(zero) : size - done)
+		if (pwrite(fd, zero, sizeof(zero) < size - done ?
+			   sizeof(zero) : size - done, (off_t)done) < 0) {
+			close(fd);
+			return -1;
+		}
+	fsync(fd);
+	close(fd);
+	return 0;
+}
+
+static void bench_nmr(void)
+{
+	int maxn = o.nmr[o.nnmr - 1], i;
+	char path[600];
+
+	if ((size_t)maxn * 4 * KIB > bigsize) {
+		dtest_fail("nmr_setup", "file of %zu bytes too small for %d MRs",
+			   bigsize, maxn);
+		return;
+	}
+	for (i = 0; i < maxn; i++) {
+		snprintf(path, sizeof(path), "%s/bench-nmr-%d.dat", fsdir, i);
+		if (make_file(path, 4 * KIB)) {
+			dtest_fail("nmr_setup", "%s: %s", path, strerror(errno));
+			return;
+		}
+	}
+	bench_nmr_case(false);
+	bench_nmr_case(true);
+	for (i = 0; i < maxn; i++) {
+		snprintf(path, sizeof(path), "%s/bench-nmr-%d.dat", fsdir, i);
+		unlink(path);
+	}
+}
+
+/* ---- data path over the rxe loopback RC pair ---- */
+
+static void bench_data(void)
+{
+	static const size_t dsz_full[] = { 64, 256, 1 * KIB, 4 * KIB, 16 * KIB,
+					   64 * KIB, 256 * KIB, 1 * MIB };
+	static const size_t dsz_quick[] = { 64, 64 * KIB };
+	const size_t *dsz = o.quick ? dsz_quick : dsz_full;
+	int nd = o.quick ? 2 : 8, i, t, op, r, fd = -1;
+	const size_t region = MIB;
+	struct rcloop *loop;
+	struct ibv_mr *local_mr, *tmr[3] = { NULL };
+	const char *tname[3] = { "fsdax", "devdax", "dram" };
+	void *local, *dram, *ddev = MAP_FAILED;
+	struct series s[3][2];
+	double sum[3][2];
+	bool landed;
+
+	loop = rcloop_create(ctx, pd, rcloop_env_gid_index());
+	if (!loop) {
+		dtest_fail("data_setup", "rcloop_create: %s", rcloop_errmsg());
+		bench_fail++;
+		return;
+	}
+	local = aligned_alloc(4096, region);
+	dram = aligned_alloc(4096, region);
+	if (!local || !dram)
+		abort();
+	memset(local, 0xa5, region);
+	memset(dram, 0, region);
+	local_mr = ibv_reg_mr(pd, local, region, ACCESS);
+	tmr[0] = reg_dax(bigfile, 0, region);
+	fd = open(devdax, O_RDWR | O_CLOEXEC);
+	if (fd >= 0)
+		ddev = map_at_2m(fd, 0, ALIGN_2M, MAP_SHARED);
+	if (ddev != MAP_FAILED)
+		tmr[1] = ibv_reg_mr(pd, ddev, region, ACCESS);
+	tmr[2] = ibv_reg_mr(pd, dram, region, ACCESS);
+	if (!local_mr || !tmr[0] || !tmr[1] || !tmr[2]) {
+		dtest_fail("data_setup", "MRs: local %p fsdax %p (%s) devdax %p dram %p",
+			   (void *)local_mr, (void *)tmr[0],
+			   tmr[0] ? "ok" : ibv_dax_errmsg(), (void *)tmr[1],
+			   (void *)tmr[2]);
+		bench_fail++;
+		goto out;
+	}
+
+	/* the data lands where it should: a 64 KiB WRITE into each target */
+	for (t = 0; t < 3; t++) {
+		landed = rcloop_write(loop, local, local_mr->lkey,
+				      (uintptr_t)tmr[t]->addr, tmr[t]->rkey,
+				      64 * KIB) == 0 &&
+			 memcmp(tmr[t]->addr, local, 64 * KIB) == 0;
+		if (!dtest_check(t == 0 ? "data_landed_fsdax" :
+				 t == 1 ? "data_landed_devdax" :
+					  "data_landed_dram",
+				 landed, "64 KiB RDMA WRITE into the %s MR %s",
+				 tname[t], landed ? "read back" : rcloop_errmsg()))
+			bench_fail++;
+	}
+
+	for (i = 0; i < nd; i++) {
+		size_t len = dsz[i];
+
+		for (t = 0; t < 3; t++)
+			for (op = 0; op < 2; op++) {
+				s_init(&s[t][op], o.data_runs);
+				sum[t][op] = 0;
+			}
+		for (r = -1; r < o.data_runs; r++)
+			for (op = 0; op < 2; op++)
+				for (t = 0; t < 3; t++) {
+					double t0 = now_us(), dt;
+					int ret;
+
+					ret = op == 0 ?
+					      rcloop_write(loop, local, local_mr->lkey,
+							   (uintptr_t)tmr[t]->addr,
+							   tmr[t]->rkey, len) :
+					      rcloop_read(loop, local, local_mr->lkey,
+							  (uintptr_t)tmr[t]->addr,
+							  tmr[t]->rkey, len);
+					dt = now_us() - t0;
+					if (ret) {
+						s_err(&s[t][op], "%s", rcloop_errmsg());
+						continue;
+					}
+					if (r >= 0) {
+						s_add(&s[t][op], dt);
+						sum[t][op] += dt;
+					}
+				}
+		for (t = 0; t < 3; t++)
+			for (op = 0; op < 2; op++) {
+				struct rec rr = {
+					.group = "data", .cas = tname[t],
+					.op = op ? "read" : "write", .size = len,
+					.mbps = sum[t][op] > 0 ?
+						(double)len * s[t][op].n / sum[t][op] :
+						NAN,
+				};
+
+				emit(&rr, &s[t][op], o.data_runs);
+				s_free(&s[t][op]);
+			}
+	}
+out:
+	for (t = 0; t < 3; t++)
+		if (tmr[t])
+			t == 0 ? ibv_dereg_dax_mr(tmr[t]) : ibv_dereg_mr(tmr[t]);
+	if (local_mr)
+		ibv_dereg_mr(local_mr);
+	if (ddev != MAP_FAILED)
+		munmap(ddev, ALIGN_2M);
+	if (fd >= 0)
+		close(fd);
+	free(local);
+	free(dram);
+	rcloop_destroy(loop);
+}
+
+/* ---- setup ---- */
+
+static size_t devdax_size(const char *dev)
+{
+	char p[256];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/sys/bus/dax/devices/%s/size",
+		 strrchr(dev, '/') ? strrchr(dev, '/') + 1 : dev);
+	f = fopen(p, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+static void usage(const char *prog)
+{
+	printf("usage: %s [--quick] [--runs N] [--data-runs N] [--largest MIB]\n"
+	       "  Registration, alignment, live-MR count and data-path benchmarks\n"
+	       "  on $DAXLEASE_EXT4 (fsdax), $DAXLEASE_DEVDAX and $DAXLEASE_RDMA_DEV;\n"
+	       "  JSON records to $DAXLEASE_RESULTS (suite \"bench\").\n"
+	       "  --quick: 3 runs, sizes 4 KiB and 2 MiB, 1 and 10 MRs, 2 data sizes.\n"
+	       "  --largest: largest registration size (default 512, capped by\n"
+	       "  the devdax size and the file system's free space).\n", prog);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "quick", no_argument, NULL, 'q' },
+		{ "runs", required_argument, NULL, 'r' },
+		{ "data-runs", required_argument, NULL, 'd' },
+		{ "largest", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rlimit rl = { 8192, 8192 };
+	size_t cap, ddsz;
+	struct statvfs vfs;
+	int c, ret;
+
+	o.runs = 21;
+	o.data_runs = 31;
+	o.largest = 512 * MIB;
+	while ((c = getopt_long(argc, argv, "qr:d:l:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'q':
+			o.quick = true;
+			break;
+		case 'r':
+			o.runs = atoi(optarg);
+			break;
+		case 'd':
+			o.data_runs = atoi(optarg);
+			break;
+		case 'l':
+			o.largest = strtoull(optarg, NULL, 0) * MIB;
+			break;
+		case 'h':
+			usage(argv[0]);
+			return 0;
+		default:
+			usage(argv[0]);
+			return 2;
+		}
+	}
+	if (o.quick) {
+		o.runs = 3;
+		o.data_runs = 3;
+	}
+	if (o.runs < 1 || o.data_runs < 1 || o.largest < 4 * MIB) {
+		usage(argv[0]);
+		return 2;
+	}
+
+	dtest_begin("bench");
+	setrlimit(RLIMIT_NOFILE, &rl);
+	fsdir = getenv("DAXLEASE_EXT4");
+	devdax = getenv("DAXLEASE_DEVDAX");
+	if (!fsdir || !devdax || access(devdax, R_OK | W_OK)) {
+		dtest_fail("setup", "needs DAXLEASE_EXT4 and a usable DAXLEASE_DEVDAX (%s)",
+			   devdax ? devdax : "unset");
+		return dtest_end();
+	}
+	ctx = rcloop_open_device(NULL);
+	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	if (!pd) {
+		dtest_fail("setup", "RDMA device: %s", strerror(errno));
+		return dtest_end();
+	}
+	rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_DISABLED);
+	rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, RPMA_LOG_DISABLED);
+	ret = rpma_peer_new(ctx, &peer);
+	if (ret) {
+		dtest_fail("setup_rpma_peer", "rpma_peer_new: %s",
+			   rpma_err_2str(ret));
+		peer = NULL;
+		bench_fail++;
+	}
+
+	/* largest size: what the devdax device and the file system hold */
+	ddsz = devdax_size(devdax);
+	cap = o.largest;
+	if (ddsz && ddsz < cap)
+		cap = ddsz;
+	if (statvfs(fsdir, &vfs) == 0) {
+		size_t fsfree = (size_t)vfs.f_bavail * vfs.f_frsize;
+		/* room for the 1000 small files and the alignment offset */
+		size_t room = fsfree > 24 * MIB ? fsfree - 24 * MIB : 0;
+
+		if (room < cap)
+			cap = room;
+	}
+	cap &= ~(32 * MIB - 1);
+	if (o.quick) {
+		o.sizes[o.nsizes++] = 4 * KIB;
+		o.sizes[o.nsizes++] = 2 * MIB;
+		o.nmr[o.nnmr++] = 1;
+		o.nmr[o.nnmr++] = 10;
+		bigsize = 8 * MIB;
+	} else {
+		o.sizes[o.nsizes++] = 4 * KIB;
+		o.sizes[o.nsizes++] = 2 * MIB;
+		o.sizes[o.nsizes++] = 64 * MIB;
+		if (cap > 64 * MIB)
+			o.sizes[o.nsizes++] = cap;
+		o.nmr[o.nnmr++] = 1;
+		o.nmr[o.nnmr++] = 10;
+		o.nmr[o.nnmr++] = 100;
+		o.nmr[o.nnmr++] = 1000;
+		bigsize = cap > 72 * MIB ? cap : 72 * MIB;
+	}
+	if (!o.quick && cap < o.largest)
+		dtest_pass("largest_size", "largest size %zu MiB: %zu MiB asked, devdax %zu MiB, %s free space less 24 MiB",
+			   cap / MIB, o.largest / MIB, ddsz / MIB, fsdir);
+	snprintf(bigfile, sizeof(bigfile), "%s/bench-big.dat", fsdir);
+	if (make_file(bigfile, bigsize)) {
+		dtest_fail("setup_file", "%s (%zu bytes): %s", bigfile, bigsize,
+			   strerror(errno));
+		return dtest_end();
+	}
+	printf("bench: %s of %zu MiB, %s (%zu MiB), runs %d, data runs %d%s\n",
+	       bigfile, bigsize / MIB, devdax, ddsz / MIB, o.runs, o.data_runs,
+	       o.quick ? ", quick" : "");
+
+	bench_registration();
+	bench_alignment();
+	bench_nmr();
+	bench_data();
+
+	unlink(bigfile);
+	if (peer)
+		rpma_peer_delete(&peer);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	printf("bench: %d measurement(s) failed their sanity check\n", bench_fail);
+	return dtest_end();
+}
