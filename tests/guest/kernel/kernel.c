@@ -324,6 +324,77 @@ static void t_p2_other_process(const struct kt_fs *fs, const char *path)
 }
 
 /*
+ * fork() shares the open file that carries the lease, but the lease
+ * belongs to the parent's process: the child may not pin with it, and
+ * its layout changes get ETXTBSY, not the holder's EDEADLOCK.
+ */
+struct fork_res {
+	int getlease, daxfd, legacy, trunc;
+};
+
+static void t_p2_fork(const struct kt_fs *fs, const char *path)
+{
+	struct fork_res r = { -1, -1, -1, -1 };
+	int fd, pfd[2];
+	pid_t pid;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || fcntl(fd, F_SETLEASE, LAYOUT_EXCL) || pipe(pfd)) {
+		dtest_fail(kt_name("p2_fork_child_daxfd_pin_eperm", fs),
+			   "lease: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		struct kt_raw_mr raw;
+		struct ibv_mr *mr;
+		struct kt_dev d;
+		void *map;
+
+		close(pfd[0]);
+		alarm(60);
+		r.getlease = fcntl(fd, F_GETLEASE);
+		map = mmap(NULL, KT_PIN_LEN, PROT_READ | PROT_WRITE,
+			   MAP_SHARED, fd, 0);
+		if (map != MAP_FAILED && !kt_dev_open(&d, false)) {
+			r.daxfd = kt_reg_mr_ioctl(&d, map, KT_PIN_LEN,
+						  KT_ACCESS, fd, 0, &raw);
+			mr = ibv_reg_mr(d.pd, map, KT_PIN_LEN, KT_ACCESS);
+			r.legacy = mr ? 0 : errno;
+			if (mr)
+				ibv_dereg_mr(mr);
+			kt_dev_close(&d);
+		}
+		r.trunc = kt_do_op(path, fd, KT_OP_FTRUNCATE, KT_MIB);
+		if (write(pfd[1], &r, sizeof(r)) != sizeof(r))
+			_exit(1);
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &r, sizeof(r)) != sizeof(r))
+		r.daxfd = r.legacy = r.trunc = KT_CRASH;
+	close(pfd[0]);
+	waitpid(pid, NULL, 0);
+	dtest_check(kt_name("p2_fork_child_daxfd_pin_eperm", fs),
+		    r.daxfd == EPERM,
+		    "child of the holder, inherited leased fd (F_GETLEASE there: %d) as DAX_FD: %s (want EPERM)",
+		    r.getlease, kt_res_name(r.daxfd));
+	dtest_check(kt_name("p2_fork_child_legacy_pin_eperm", fs),
+		    r.legacy == EPERM,
+		    "child of the holder, ibv_reg_mr of the inherited file: %s (want EPERM)",
+		    kt_res_name(r.legacy));
+	dtest_check(kt_name("p3_fork_child_ftruncate_etxtbsy", fs),
+		    r.trunc == ETXTBSY,
+		    "child of the holder, ftruncate on the inherited fd: %s (want ETXTBSY, not the holder's EDEADLOCK)",
+		    kt_res_name(r.trunc));
+	fcntl(fd, F_SETLEASE, F_UNLCK);
+	close(fd);
+}
+
+/*
  * Short-term GUP (block O_DIRECT into a buffer that is an FS-DAX mapping)
  * is not a long-term pin and must keep working without any lease.
  */
@@ -418,6 +489,7 @@ static void t_p2(const struct kt_fs *fs)
 	kt_unpin(&p);
 
 	t_p2_other_process(fs, path);
+	t_p2_fork(fs, path);
 
 	ret = kt_pin(&dev, path, 0, KT_PIN_LEN, LAYOUT_EXCL, KT_PIN_DAXFD, &p,
 		     &step);
