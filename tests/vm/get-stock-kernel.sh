@@ -39,8 +39,9 @@ if [ -z "$want" ]; then
 	       sort -uV | tail -1)
 	if [ -z "$want" ]; then
 		# An older cache still works offline.
-		want=$(ls "$cache" 2>/dev/null | grep -E '^6\.1\.0-[0-9]+-amd64$' |
-		       sort -V | tail -1 || true)
+		want=$(for d in "$cache"/6.1.0-*-amd64; do
+			       [ -f "$d/version" ] && basename "$d"
+		       done | sort -V | tail -1)
 	fi
 	[ -n "$want" ] || {
 		echo "$0: no linux-image-6.1.0-*-amd64 known to apt (apt-get update?)" >&2

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# shellcheck shell=bash
 #
 # Guest shell helpers for tests/vm/suites/*.sh: the JSON-lines records of
 # tests/common/dtest.h, appended to $DAXLEASE_RESULTS, plus a readable line

@@ -198,7 +198,7 @@ build_project()
 	local root=$1 f b
 
 	mkroot "$root"
-	DESTDIR= cmake --install "$build" --prefix "$root/opt/daxlease" \
+	DESTDIR='' cmake --install "$build" --prefix "$root/opt/daxlease" \
 		> "$root.install.log"
 	# Every ELF file installed gets its libraries (libpmem2, libndctl...).
 	find "$root/opt/daxlease" -type f | while read -r f; do

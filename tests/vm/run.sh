@@ -113,6 +113,7 @@ done
 
 cmdline="console=ttyS0 panic=-1 loglevel=4 daxlease.kernel=$kind"
 cmdline+=" daxlease.suites=$suites daxlease.suite_timeout=$suite_tmo $append"
+# shellcheck disable=SC2054 # commas are qemu option syntax
 qemu=(qemu-system-x86_64 -machine pc,nvdimm=on,accel=tcg -cpu max -smp 2
       -m 2G,slots=4,maxmem=8G -nographic -no-reboot -nic none
       -serial stdio -serial "file:$out/results.jsonl" -monitor none

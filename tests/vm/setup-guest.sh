@@ -7,7 +7,8 @@
 # rxe0 over a dummy netdev, the RoCE v2 GID index; writes the suite
 # environment to /run/daxlease.env.  Each step is a result of suite
 # "setup"; a failed step fails the run but the suites still run.
-set -uo pipefail
+# No -e/-u: a failing step is recorded and the next one still runs.
+set -o pipefail
 
 usage()
 {
@@ -26,16 +27,21 @@ gid_index=
 log=/run/setup.log
 
 # step NAME CMD...: run CMD, its output to the console; fail records it.
+# A step that bash aborts before it records a result is caught at the end.
+started=()
+recorded=()
 step()
 {
 	local name=$1 out rc
 
+	started+=("$name")
 	shift
 	# not in a subshell: steps set the variables of the environment file
 	"$@" > "$log" 2>&1
 	rc=$?
 	out=$(cat "$log")
 	[ -n "$out" ] && printf '%s\n' "$out" | sed "s/^/  setup $name| /"
+	recorded+=("$name")
 	if [ $rc = 0 ]; then
 		result "$name" pass "$*"
 	else
@@ -74,13 +80,14 @@ make_namespace() # NAMESPACE MODE
 
 setup_nvdimm()
 {
-	local n i ns
+	local n _ ns
 
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		n=$(ls -d /sys/bus/nd/devices/namespace*.0 2>/dev/null | wc -l)
 		[ "$n" -ge 3 ] && break
 		sleep 0.1
 	done
+	# shellcheck disable=SC2207 # namespace names have no blanks
 	ns=($(ls -d /sys/bus/nd/devices/namespace*.0 2>/dev/null | sort -V |
 	      sed 's,.*/,,'))
 	if [ "${#ns[@]}" -lt 3 ]; then
@@ -91,7 +98,7 @@ setup_nvdimm()
 	ext4_dev=/dev/$(make_namespace "${ns[0]}" fsdax) || return 1
 	xfs_dev=/dev/$(make_namespace "${ns[1]}" fsdax) || return 1
 	devdax=/dev/$(make_namespace "${ns[2]}" devdax) || return 1
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		[ -b "$ext4_dev" ] && [ -b "$xfs_dev" ] && [ -c "$devdax" ] && break
 		sleep 0.1
 	done
@@ -127,9 +134,9 @@ setup_rxe()
 # appears once the address is configured).
 find_gid()
 {
-	local p=/sys/class/infiniband/rxe0/ports/1 i t g
+	local p=/sys/class/infiniband/rxe0/ports/1 t g _
 
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		for t in "$p"/gid_attrs/types/*; do
 			[ "$(cat "$t" 2>/dev/null)" = "RoCE v2" ] || continue
 			g=$(cat "$p/gids/${t##*/}" 2>/dev/null)
@@ -152,6 +159,13 @@ step nvdimm setup_nvdimm && {
 	step xfs-dax mount_xfs
 }
 step rxe setup_rxe && step roce-gid find_gid
+
+for s in "${started[@]}"; do
+	case " ${recorded[*]} " in
+	*" $s "*) ;;
+	*) result "$s" fail "step aborted without a result (shell error; see the console)" ;;
+	esac
+done
 
 cat > "$env_file" <<ENV
 export DAXLEASE_RESULTS='$DAXLEASE_RESULTS'
