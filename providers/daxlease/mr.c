@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "daxlease.h"
@@ -66,6 +67,51 @@ static void reg_unlink(struct dl_mr *m)
 			reg_count--;
 			return;
 		}
+}
+
+/*
+ * fork(): the child drops its copies of the lease-pin MRs' mappings and
+ * file descriptors, which both reference the open file carrying the
+ * lease (MADV_DONTFORK alone is not enough: kernels built without
+ * CONFIG_ADVISE_SYSCALLS have no madvise).  Nothing else can be mapped
+ * there yet when the child handler runs.  The registry lock is held
+ * across fork() so that the child's copy is consistent; the child,
+ * single-threaded, re-creates it instead of unlocking a lock owned by a
+ * thread it does not have.
+ */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void atfork_prepare(void)
+{
+	pthread_rwlock_wrlock(&reg_lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_rwlock_unlock(&reg_lock);
+}
+
+static void atfork_child(void)
+{
+	struct dl_mr *m;
+	unsigned int b;
+
+	for (b = 0; b < DL_REG_BUCKETS; b++)
+		for (m = reg_hash[b]; m; m = m->hnext)
+			if (m->strategy == IBV_DAX_MR_STRATEGY_LEASE_PIN) {
+				if (m->map.base)
+					munmap(m->map.base, m->map.map_len);
+				m->map.base = NULL;
+				if (m->src.fd >= 0)
+					close(m->src.fd);
+				m->src.fd = -1;
+			}
+	pthread_rwlock_init(&reg_lock, NULL);
+}
+
+static void atfork_register(void)
+{
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
 size_t dl_mr_live_count(void)
@@ -286,6 +332,17 @@ struct ibv_mr *dl_reg_dax_mr(struct ibv_pd *pd,
 	if (ret)
 		goto err_unref;
 
+	/*
+	 * The lease lives on this MR's open file, which the mapping (vm_file)
+	 * and the fd both reference: keep both out of children, so that a
+	 * forked child neither keeps the lease alive after this process dies
+	 * nor sees the pinned pages.
+	 */
+	if (m->strategy == IBV_DAX_MR_STRATEGY_LEASE_PIN) {
+		pthread_once(&atfork_once, atfork_register);
+		madvise(m->map.base, m->map.map_len, MADV_DONTFORK);
+	}
+
 	m->magic = DL_MR_MAGIC;
 	reg_insert(m);
 	return &m->ibv;
@@ -345,11 +402,18 @@ static int dereg_kernel(struct dl_mr *m)
 
 static void dl_mr_free(struct dl_mr *m)
 {
+	bool child = m->owner_pid != getpid();
 	struct dl_err_save s;
 
 	dl_err_save(&s);
-	if (m->lease_held && m->owner_pid == getpid())
+	if (m->lease_held && !child)
 		dl_lease_release(m->src.fd, m->src.path);
+	/*
+	 * A lease-pin mapping is MADV_DONTFORK: a child never had it, and
+	 * the range may hold something else of the child's by now.
+	 */
+	if (child && m->strategy == IBV_DAX_MR_STRATEGY_LEASE_PIN)
+		m->map.base = NULL;
 	dl_map_unmap(&m->map);
 	dl_source_close(&m->src);
 	/* in a child this closes only the child's copy of the held fd */
