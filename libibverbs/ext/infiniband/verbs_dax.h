@@ -184,8 +184,10 @@ struct ibv_mr *ibv_reg_dax_mr(struct ibv_pd *pd,
  * the kernel destroyed the MR with the context, the library unmaps, drops
  * the lease and closes the file (the library tells a closed context by a
  * duplicate of its async fd, compared with kcmp(2)).  In a child of
- * fork() it releases only the child's mapping and fd (the parent's MR
- * and lease are kept) and returns 0.
+ * fork() it releases only the child's copies and returns 0; the parent's
+ * MR and lease are kept.  A child never inherits a lease-pin MR's
+ * mapping or fd (MADV_DONTFORK and a pthread_atfork handler), so it
+ * cannot keep the lease alive or touch the pinned pages.
  */
 int ibv_dereg_dax_mr(struct ibv_mr *mr);
 
