@@ -59,7 +59,7 @@ step_vm_patched() {
 
 	kernel=$(bash "$top/kernel-headers/build-kernel.sh" --print-path)
 	bash "$top/tests/vm/run.sh" --kernel "$kernel" \
-		--suites kernel,leasepath,faults,tools --out "$out/vm-patched"
+		--suites kernel,leasepath,faults,tools,badinput,threads --out "$out/vm-patched"
 }
 step_packages() { bash "$top/.ci/packages.sh"; }
 step_reliability() { bash "$top/tests/reliability/run.sh"; }
