@@ -536,6 +536,16 @@ static void bench_registration(void)
 			}
 		}
 		for (c = 0; c < C_NUM; c++) {
+			const char *why = rs.reg[c][P_TOTAL].err;
+
+			/* phases and dereg of a failed registration: its error */
+			for (p = 1; p < P_NUM && *why; p++)
+				if (!rs.reg[c][p].n)
+					s_err(&rs.reg[c][p], "no registration: %s", why);
+			if (*why && !rs.dereg[c].n)
+				s_err(&rs.dereg[c], "no registration: %s", why);
+		}
+		for (c = 0; c < C_NUM; c++) {
 			/* rpma on fsdax may fail: that is the finding */
 			int need = c == C_RPMA_FSDAX ? 0 : o.runs;
 			int np = c == C_RAW_FSDAX ? P_NUM :
@@ -669,6 +679,8 @@ static void bench_nmr_case(bool many)
 			if (r >= 0)
 				s_add(&dereg, now_us() - t0);
 		}
+		if (reg.err[0] && !dereg.n)
+			s_err(&dereg, "no registration: %s", reg.err);
 		emit(&(struct rec){ .group = "nmr",
 				    .cas = many ? "many_files" : "one_file",
 				    .phase = "reg", .size = 4 * KIB, .n_mrs = n },
