@@ -29,7 +29,8 @@ progress goes to stderr.
   --print-path     print the cached bzImage path and exit: 0 if it is
                    built, 1 if not (nothing is built)
   --keep-tree      keep the build tree (default: removed after success)
-  --timeout SEC    bound for the whole make (default 3000)
+  --timeout SEC    bound for each make step (default 4800: a debug build
+                   took 50 min on the shared 2-core machine under load)
 
 Environment: DAXLEASE_CACHE, LINUX_SOURCE_TARBALL, TMPDIR.
 USAGE
@@ -40,7 +41,7 @@ out=
 jobs=2
 print_path=0
 keep_tree=0
-make_timeout=3000
+make_timeout=4800
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--debug) mode=debug ;;
@@ -131,10 +132,9 @@ if [ -f "$image" ]; then
 	exit 0
 fi
 
-work=${TMPDIR:-/tmp}/daxlease-kernel-$mode-$hash
+# a directory of our own: another cache root may build the same hash
+work=$(mktemp -d "${TMPDIR:-/tmp}/daxlease-kernel-$mode-$hash.XXXXXX")
 blog=$work.log
-rm -rf "$work"
-mkdir -p "$work"
 : > "$blog"
 failed() {
 	log "FAILED: $1; last lines of $blog:"
