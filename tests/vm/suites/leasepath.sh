@@ -6,53 +6,8 @@
 # IBV_DAX_MR_RELEASE_LEASE, file_pins (tests/guest/kernel/leasepath.c).
 # Runs inside the test VM (tests/vm/run.sh --suites leasepath); results go to
 # $DAXLEASE_RESULTS as JSON lines written by the program itself.
+#
+# Usage and environment: program-suite.sh --help.
 set -euo pipefail
 
-suite=leasepath
-prog=dl-leasepath-test
-limit=${DAXLEASE_SUITE_TIMEOUT:-900}
-
-usage()
-{
-	cat <<USAGE
-usage: $0 [ARGS...]
-  Runs $prog (from PATH, or \$DAXLEASE_PREFIX/libexec/daxlease/tests)
-  with ARGS under 'timeout $limit' (DAXLEASE_SUITE_TIMEOUT overrides).
-  Uses DAXLEASE_EXT4, DAXLEASE_XFS, DAXLEASE_EXT4_DEV, DAXLEASE_XFS_DEV,
-  DAXLEASE_DEVDAX, DAXLEASE_RDMA_DEV, DAXLEASE_GID_INDEX, DAXLEASE_KERNEL
-  and DAXLEASE_RESULTS.  Exit status: the program's (0: no failure).
-USAGE
-}
-case "${1:-}" in -h|--help) usage; exit 0 ;; esac
-
-results=${DAXLEASE_RESULTS:-/dev/null}
-
-# A record the program could not write itself (missing, killed).
-record()
-{
-	printf '{"suite":"%s","test":"%s","result":"%s","reason":"%s"}\n' \
-		"$suite" "$1" "$2" "$(printf '%s' "$3" | tr -d '"\\')" >>"$results"
-	echo "$2 $suite/$1: $3"
-}
-
-bin=$(command -v "$prog" || true)
-if [ -z "$bin" ]; then
-	bin=${DAXLEASE_PREFIX:-/opt/daxlease}/libexec/daxlease/tests/$prog
-fi
-if [ ! -x "$bin" ]; then
-	echo "{\"suite\":\"$suite\",\"event\":\"start\"}" >>"$results"
-	record setup_program fail "$prog not installed (tests/guest/kernel needs the dtest_rcloop and daxlease targets)"
-	echo "{\"suite\":\"$suite\",\"event\":\"end\",\"pass\":0,\"fail\":1,\"skip\":0}" >>"$results"
-	exit 1
-fi
-
-echo "suite $suite: $bin on kernel $(uname -r) (${DAXLEASE_KERNEL:-?})"
-start=$(date +%s)
-rc=0
-timeout -k 10 "$limit" "$bin" "$@" || rc=$?
-if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-	record suite_timeout fail "$prog did not finish within $limit s"
-	echo "{\"suite\":\"$suite\",\"event\":\"end\",\"pass\":0,\"fail\":1,\"skip\":0}" >>"$results"
-fi
-echo "suite $suite: exit $rc after $(($(date +%s) - start)) s"
-exit "$rc"
+exec bash "$(dirname "$0")/program-suite.sh" leasepath dl-leasepath-test 900 "$@"
