@@ -18,39 +18,10 @@ USAGE
 }
 case "${1:-}" in -h|--help) usage; exit 0 ;; "") ;; *) usage >&2; exit 2 ;; esac
 
-# The harness's lib.sh when present, else the same three functions
-# writing the dtest JSON-lines format (tests/common/dtest.h).
-if [ -r "${DAXLEASE_PREFIX:-/opt/daxlease}/vm/lib.sh" ]; then
-	# shellcheck disable=SC1091
-	. "${DAXLEASE_PREFIX:-/opt/daxlease}/vm/lib.sh"
-else
-	_rel_suite=
-	_rel_pass=0 _rel_fail=0 _rel_skip=0
-	_rel_json() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr -d '\000-\037'; }
-	_rel_emit() { [ -z "${DAXLEASE_RESULTS:-}" ] || echo "$1" >>"$DAXLEASE_RESULTS"; }
-	suite_begin()
-	{
-		_rel_suite=$1
-		_rel_pass=0 _rel_fail=0 _rel_skip=0
-		_rel_emit "{\"suite\":\"$(_rel_json "$1")\",\"event\":\"start\"}"
-		echo "=== suite $1"
-	}
-	result()
-	{
-		case "$2" in
-		pass) _rel_pass=$((_rel_pass + 1)) ;;
-		fail) _rel_fail=$((_rel_fail + 1)) ;;
-		*) _rel_skip=$((_rel_skip + 1)) ;;
-		esac
-		_rel_emit "{\"suite\":\"$(_rel_json "$_rel_suite")\",\"test\":\"$(_rel_json "$1")\",\"result\":\"$2\",\"reason\":\"$(_rel_json "${3:-}")\",\"seconds\":0}"
-		echo "$2 $_rel_suite/$1: ${3:-}"
-	}
-	suite_end()
-	{
-		_rel_emit "{\"suite\":\"$(_rel_json "$_rel_suite")\",\"event\":\"end\",\"pass\":$_rel_pass,\"fail\":$_rel_fail,\"skip\":$_rel_skip}"
-		echo "=== suite $_rel_suite: $_rel_pass pass, $_rel_fail fail, $_rel_skip skip"
-	}
-fi
+# suite_begin, result, suite_end: the harness's lib.sh, one level up both
+# in the guest (/opt/daxlease/vm) and in the source tree (tests/vm).
+# shellcheck disable=SC1091
+. "$(dirname "$0")/../lib.sh"
 
 # the program itself: every case, its own JSON lines
 rc=0
