@@ -6,7 +6,7 @@
 # the guest suites on stock Debian 6.1 (rxe + emulated NVDIMMs in QEMU TCG),
 # builds the patched kernel and runs the kernel-semantics, lease-path and
 # fault suites on it, builds the packages and the consumer test, and runs
-# the reliability tooling and the benchmark schema check.
+# the reliability tooling and the benchmark schema check (bench --quick).
 #
 # Each step's outcome and duration is printed at the end; the exit status is
 # non-zero if any step failed.  No step is optional: a step that cannot run
@@ -63,8 +63,15 @@ step_vm_patched() {
 }
 step_packages() { bash "$top/.ci/packages.sh"; }
 step_reliability() { bash "$top/tests/reliability/run.sh"; }
+# reduced benchmark set on the debug kernel: checks the output schema and
+# the sanity of each figure, not the targets (bench/run without --quick)
+step_bench()    {
+	bash "$top/bench/run" --quick \
+		--kernel "$(bash "$top/kernel-headers/build-kernel.sh" --print-path)" \
+		--out "$out/bench-quick"
+}
 
-STEPS="deps build unit uapi vm_stock kernel vm_patched packages reliability"
+STEPS="deps build unit uapi vm_stock kernel vm_patched packages reliability bench"
 
 if [ "$only" = LIST ]; then
 	echo $STEPS
