@@ -88,6 +88,7 @@ struct dl_source {
 	dev_t dev;			/* st_dev of the file */
 	ino_t ino;
 	unsigned int dev_major, dev_minor;	/* devdax: st_rdev */
+	char align_attr[64];		/* devdax: sysfs file of the alignment */
 	bool created;			/* IBV_DAX_MR_CREATE made the file */
 	bool extended;			/* ... or extended it */
 	uint64_t orig_size;		/* size before the extension */

@@ -240,6 +240,71 @@ static int take_fd(const struct ibv_dax_mr_init_attr *attr,
 	return 0;
 }
 
+/*
+ * A device DAX attribute (decimal or 0x hex): /sys/dev/char/M:m/NAME, the
+ * dax bus device itself (Linux 5.1 and later), or .../device/NAME (the
+ * older dax class).  libpmem2 reads the same values through libndctl,
+ * which builds a context of every NVDIMM bus, region and namespace on each
+ * call: milliseconds per registration for two numbers.
+ */
+static int devdax_attr(struct dl_source *src, const char *name,
+		       uint64_t *val, char *used, size_t used_len)
+{
+	static const char *const fmt[] = {
+		"/sys/dev/char/%u:%u/%s",
+		"/sys/dev/char/%u:%u/device/%s",
+	};
+	char buf[32], *end;
+	unsigned int i;
+	ssize_t n;
+	int fd, err = ENOENT;
+
+	for (i = 0; i < sizeof(fmt) / sizeof(fmt[0]); i++) {
+		snprintf(used, used_len, fmt[i], src->dev_major,
+			 src->dev_minor, name);
+		fd = open(used, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			err = errno;
+			continue;
+		}
+		n = read(fd, buf, sizeof(buf) - 1);
+		err = n < 0 ? errno : 0;
+		close(fd);
+		if (n < 0)
+			break;
+		buf[n] = 0;
+		errno = 0;
+		*val = strtoull(buf, &end, 0);
+		if (errno || end == buf || (*end && *end != '\n'))
+			return dl_err(EINVAL, "cannot parse %s (\"%.*s\") of %s",
+				      used, (int)strcspn(buf, "\n"), buf,
+				      src->path);
+		return 0;
+	}
+	snprintf(used, used_len, fmt[0], src->dev_major, src->dev_minor, name);
+	return dl_err(err, "cannot read the %s of device DAX %s from %s: %s",
+		      name, src->path, used, strerror(err));
+}
+
+static int devdax_geometry(struct dl_source *src)
+{
+	uint64_t size, align;
+
+	if (devdax_attr(src, "size", &size, src->align_attr,
+			sizeof(src->align_attr)))
+		return -1;
+	if (devdax_attr(src, "align", &align, src->align_attr,
+			sizeof(src->align_attr)))
+		return -1;
+	if (!align || (align & (align - 1)) || align > SIZE_MAX)
+		return dl_err(EINVAL, "%s: alignment %llu of %s is not a power of two",
+			      src->align_attr, (unsigned long long)align,
+			      src->path);
+	src->size = size;
+	src->align = align;
+	return 0;
+}
+
 static char *fd_path(int fd)
 {
 	char proc[64], link[PATH_MAX];
@@ -267,10 +332,9 @@ static int check_range(const struct ibv_dax_mr_init_attr *attr,
 		/* libpmem2 and the device fault in align-sized pages */
 		if (attr->offset % a)
 			return dl_err(EINVAL,
-				      "offset 0x%llx of device DAX %s is not aligned to the device alignment of %zu bytes (see /sys/dev/char/%u:%u/device/align)",
+				      "offset 0x%llx of device DAX %s is not aligned to the device alignment of %zu bytes (see %s)",
 				      (unsigned long long)attr->offset,
-				      src->path, a, src->dev_major,
-				      src->dev_minor);
+				      src->path, a, src->align_attr);
 		if (map_end > src->size)
 			return dl_err(ERANGE,
 				      "range [0x%llx, 0x%llx) rounded to the %zu-byte alignment passes the end of %s (%llu bytes)",
@@ -363,28 +427,24 @@ int dl_source_open(const struct ibv_dax_mr_init_attr *attr,
 	if (fl >= 0 && (fl & O_NONBLOCK))
 		fcntl(src->fd, F_SETFL, fl & ~O_NONBLOCK);
 
-	ret = pmem2_source_from_fd(&src->psrc, src->fd);
-	if (ret) {
-		dl_err(pmem2_errno(ret), "libpmem2 cannot use %s: %s",
-		       src->path, pmem2_errormsg());
-		goto err_close;
-	}
-	ret = pmem2_source_alignment(src->psrc, &src->align);
-	if (ret) {
-		dl_err(pmem2_errno(ret), "cannot read the alignment of %s: %s",
-		       src->path, pmem2_errormsg());
-		goto err_psrc;
-	}
 	if (src->kind == IBV_DAX_FILE_DEVDAX) {
-		size_t size;
-
-		ret = pmem2_source_size(src->psrc, &size);
+		/* the same size and alignment libpmem2 would find */
+		if (devdax_geometry(src))
+			goto err_close;
+	} else {
+		ret = pmem2_source_from_fd(&src->psrc, src->fd);
 		if (ret) {
-			dl_err(pmem2_errno(ret), "cannot read the size of %s: %s",
+			dl_err(pmem2_errno(ret), "libpmem2 cannot use %s: %s",
+			       src->path, pmem2_errormsg());
+			goto err_close;
+		}
+		ret = pmem2_source_alignment(src->psrc, &src->align);
+		if (ret) {
+			dl_err(pmem2_errno(ret),
+			       "cannot read the alignment of %s: %s",
 			       src->path, pmem2_errormsg());
 			goto err_psrc;
 		}
-		src->size = size;
 	}
 	if (check_range(attr, src))
 		goto err_psrc;
