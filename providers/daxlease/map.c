@@ -100,28 +100,41 @@ static void *map_aligned(int fd, uint64_t off, size_t len, size_t align,
 			 int prot, bool *sync)
 {
 	size_t rlen = len + align;
+	int fixed = MAP_FIXED;
 	uintptr_t a;
 	void *r, *p;
 
-	r = mmap(NULL, rlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (r == MAP_FAILED)
-		return MAP_FAILED;
-	a = ((uintptr_t)r + align - 1) & ~(uintptr_t)(align - 1);
+	if (align <= (size_t)sysconf(_SC_PAGESIZE)) {
+		/* any address will do: no reservation to make and trim */
+		r = NULL;
+		rlen = 0;
+		a = 0;
+		fixed = 0;
+	} else {
+		r = mmap(NULL, rlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+		if (r == MAP_FAILED)
+			return MAP_FAILED;
+		a = ((uintptr_t)r + align - 1) & ~(uintptr_t)(align - 1);
+	}
 	*sync = true;
 	p = mmap((void *)a, len, prot,
-		 MAP_SHARED_VALIDATE | MAP_SYNC | MAP_FIXED, fd, (off_t)off);
+		 MAP_SHARED_VALIDATE | MAP_SYNC | fixed, fd, (off_t)off);
 	if (p == MAP_FAILED && (errno == EOPNOTSUPP || errno == EINVAL)) {
 		*sync = false;
-		p = mmap((void *)a, len, prot, MAP_SHARED | MAP_FIXED, fd,
+		p = mmap((void *)a, len, prot, MAP_SHARED | fixed, fd,
 			 (off_t)off);
 	}
 	if (p == MAP_FAILED) {
 		int err = errno;
 
-		munmap(r, rlen);
+		if (r)
+			munmap(r, rlen);
 		errno = err;
 		return MAP_FAILED;
 	}
+	if (!r)
+		return p;
 	/* trim the reservation around the mapping */
 	if (a > (uintptr_t)r)
 		munmap(r, a - (uintptr_t)r);
