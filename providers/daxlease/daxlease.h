@@ -153,6 +153,26 @@ enum ibv_dax_persist_granularity dl_map_granularity(const struct dl_map *map);
  */
 int dl_lease_take(int fd, const char *path);
 int dl_lease_release(int fd, const char *path);
+/*
+ * The process's layout lease on one file, shared by all its lease-pin MRs
+ * of that file: one lease per (process, inode) however many MRs, so that
+ * registering the N-th MR of a file does not walk N leases in open() and
+ * F_SETLEASE.  The lease sits on an open file of its own (a duplicate of
+ * the first MR's descriptor), which is the DAX_FD of every registration.
+ * dl_lease_get() takes the lease or a reference to the one held (errno as
+ * dl_lease_take()); dl_lease_put() drops a reference and releases the
+ * lease with the last one (0, or -1/errno and the reference stays when
+ * the kernel refuses F_UNLCK; with force the reference goes anyway).
+ * A forked child never sees the parent's shares (dl_lease_atfork_*).
+ */
+struct dl_lease_share;
+struct dl_lease_share *dl_lease_get(int fd, const char *path, dev_t dev,
+				    ino_t ino);
+int dl_lease_put(struct dl_lease_share *sh, const char *path, bool force);
+int dl_lease_share_fd(const struct dl_lease_share *sh);
+void dl_lease_atfork_prepare(void);
+void dl_lease_atfork_parent(void);
+void dl_lease_atfork_child(void);
 /* pid of another process holding a lease on the file (/proc/locks), or 0 */
 pid_t dl_lease_holder(dev_t dev, ino_t ino);
 /* F_GETLEASE == F_LAYOUT | F_EXCLUSIVE on fd */
@@ -342,7 +362,8 @@ struct dl_mr {
 	struct dl_source src;
 	struct dl_map map;
 	enum ibv_dax_mr_strategy strategy;
-	bool lease_held;
+	bool lease_held;		/* holds a reference on lease */
+	struct dl_lease_share *lease;
 	uint64_t offset;
 	size_t length;
 	unsigned int access;

@@ -84,10 +84,12 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static void atfork_prepare(void)
 {
 	pthread_rwlock_wrlock(&reg_lock);
+	dl_lease_atfork_prepare();
 }
 
 static void atfork_parent(void)
 {
+	dl_lease_atfork_parent();
 	pthread_rwlock_unlock(&reg_lock);
 }
 
@@ -105,7 +107,9 @@ static void atfork_child(void)
 				if (m->src.fd >= 0)
 					close(m->src.fd);
 				m->src.fd = -1;
+				m->lease = NULL;
 			}
+	dl_lease_atfork_child();
 	pthread_rwlock_init(&reg_lock, NULL);
 }
 
@@ -194,16 +198,24 @@ static int reg_lease_pin(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 		.iova = iova,
 		/* optional bits (relaxed ordering) may be dropped by spec */
 		.access = access & ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE,
-		.dax_fd = m->src.fd,
 		.dax_offset = m->offset,
 	};
 	struct dl_reg_mr_resp resp;
 	int ret;
 
-	/* seed point 1: the lease comes before the pin */
-	if (dl_lease_take(m->src.fd, m->src.path))
+	/* a fork() from now on must see the atfork handlers (shares) */
+	pthread_once(&atfork_once, atfork_register);
+
+	/*
+	 * seed point 1: the lease comes before the pin.  The kernel checks
+	 * the lease on DAX_FD, the open file that carries it.
+	 */
+	m->lease = dl_lease_get(m->src.fd, m->src.path, m->src.dev,
+				m->src.ino);
+	if (!m->lease)
 		return -1;
 	m->lease_held = true;
+	args.dax_fd = dl_lease_share_fd(m->lease);
 
 	ret = dl_ioctl_reg_mr(pd->context->cmd_fd, m->ctx->driver_id, &args,
 			      &resp);
@@ -235,7 +247,8 @@ static int reg_lease_pin(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 			       m->src.path, strerror(ret));
 		}
 		dl_err_save(&s);
-		dl_lease_release(m->src.fd, m->src.path);
+		dl_lease_put(m->lease, m->src.path, true);
+		m->lease = NULL;
 		m->lease_held = false;
 		dl_err_restore(&s);
 		return -1;
@@ -250,8 +263,10 @@ static int reg_lease_pin(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 
 	/* seed point 4: pins stay, further pins of the file will fail */
 	if (m->flags & IBV_DAX_MR_RELEASE_LEASE) {
-		if (dl_lease_release(m->src.fd, m->src.path) == 0)
+		if (dl_lease_put(m->lease, m->src.path, false) == 0) {
+			m->lease = NULL;
 			m->lease_held = false;
+		}
 	}
 	return 0;
 }
@@ -407,7 +422,7 @@ static void dl_mr_free(struct dl_mr *m)
 
 	dl_err_save(&s);
 	if (m->lease_held && !child)
-		dl_lease_release(m->src.fd, m->src.path);
+		dl_lease_put(m->lease, m->src.path, true);
 	/*
 	 * A lease-pin mapping is MADV_DONTFORK: a child never had it, and
 	 * the range may hold something else of the child's by now.
@@ -499,8 +514,10 @@ int dl_mr_release_lease(struct ibv_mr *mr)
 		ret = dl_err(EPERM,
 			     "MR belongs to process %d: a forked child cannot release its lease",
 			     (int)m->owner_pid);
-	else if (m->lease_held && !dl_lease_release(m->src.fd, m->src.path))
+	else if (m->lease_held && !dl_lease_put(m->lease, m->src.path, false)) {
+		m->lease = NULL;
 		m->lease_held = false;
+	}
 	else if (m->lease_held)
 		ret = -1;
 	pthread_rwlock_unlock(&reg_lock);

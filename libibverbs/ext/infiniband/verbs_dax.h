@@ -124,9 +124,13 @@ struct ibv_dax_caps {
  * IBV_DAX_MR_CREATE, else O_RDONLY; O_CLOEXEC|O_NONBLOCK, so an open that
  * would break another process's lease fails at once with EAGAIN) or, when
  * path is NULL, attr->fd (reopened through /proc/self/fd with its access
- * mode so that every MR has its own open file description and lease; the
- * caller's fd is never closed).  The mapping is shared, read-write if the
- * file was opened read-write, else read-only.
+ * mode so that every MR has its own open file description; the caller's
+ * fd is never closed).  The mapping is shared, read-write if the file was
+ * opened read-write, else read-only.
+ * The lease-pin MRs of one file in a process share one exclusive layout
+ * lease, taken by the first and released with the last reference (MR
+ * deregistered or its lease released): one lease line in /proc/locks
+ * however many MRs, and the N-th registration costs what the first does.
  * mr->addr is the mapping of attr->offset (the mapping itself starts at the
  * offset rounded down to the source alignment); mr->length = attr->length.
  * Strategy (query with ibv_query_dax_mr()):
