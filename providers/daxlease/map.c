@@ -91,15 +91,16 @@ static void map_init(void)
 }
 
 /*
- * mmap at an address aligned to align (device DAX faults in align-sized
- * pages; 2 MiB alignment lets FS-DAX use PMD mappings): reserve, then map
- * over the reservation.  MAP_SYNC first, as libpmem2 does: it succeeds
+ * mmap at an address congruent to the file offset modulo align (device
+ * DAX faults in align-sized pages; for FS-DAX, 2 MiB congruence lets the
+ * file's 2 MiB-aligned blocks be mapped by PMDs even when the range starts
+ * inside one): reserve, then map over the reservation.  MAP_SYNC first, as libpmem2 does: it succeeds
  * on FS-DAX and device DAX and makes CPU cache flushes enough.
  */
 static void *map_aligned(int fd, uint64_t off, size_t len, size_t align,
 			 int prot, bool *sync)
 {
-	size_t rlen = len + align;
+	size_t rlen = len + 2 * align;
 	int fixed = MAP_FIXED;
 	uintptr_t a;
 	void *r, *p;
@@ -111,11 +112,16 @@ static void *map_aligned(int fd, uint64_t off, size_t len, size_t align,
 		a = 0;
 		fixed = 0;
 	} else {
+		if (rlen < len) {
+			errno = ENOMEM;
+			return MAP_FAILED;
+		}
 		r = mmap(NULL, rlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
 			 -1, 0);
 		if (r == MAP_FAILED)
 			return MAP_FAILED;
-		a = ((uintptr_t)r + align - 1) & ~(uintptr_t)(align - 1);
+		a = (((uintptr_t)r + align - 1) & ~(uintptr_t)(align - 1)) +
+		    (uintptr_t)(off & (align - 1));
 	}
 	*sync = true;
 	p = mmap((void *)a, len, prot,
