@@ -6,7 +6,8 @@
 # (the kernel unpacks them in order):
 #   base     busybox, kmod, ndctl/daxctl, mkfs.ext4/xfs, iproute2, rdma,
 #            ibverbs-utils, rdmacm-utils, strace, python3 + pyverbs, the rxe
-#            provider, with their shared libraries; cached, keyed by this
+#            provider, with their shared libraries; valgrind memcheck with
+#            the debug symbols of ld.so (libc6-dbg); cached, keyed by this
 #            script and the versions of the packages it copies from
 #   modules  the stock kernel's modules for rxe, nvdimm, dax, ext4, xfs,
 #            dummy (only with --kernel-tree); cached, keyed by kernel version
@@ -57,7 +58,7 @@ BASE_PKGS="busybox-static kmod ndctl daxctl libndctl6 libdaxctl1 e2fsprogs
  xfsprogs iproute2 rdma-core ibverbs-utils ibverbs-providers libibverbs1
  librdmacm1 rdmacm-utils strace util-linux libc6 libgcc-s1 python3.11
  python3.11-minimal libpython3.11-stdlib libpython3.11-minimal
- python3-pyverbs libpmem2-1 libpmem1"
+ python3-pyverbs libpmem2-1 libpmem1 valgrind libc6-dbg"
 BASE_BINS="/usr/bin/bash /usr/bin/kmod /usr/bin/ndctl /usr/bin/daxctl /sbin/mke2fs
  /sbin/mkfs.ext4 /sbin/tune2fs /sbin/dumpe2fs /sbin/debugfs /sbin/e2fsck
  /sbin/mkfs.xfs /usr/sbin/xfs_io /usr/sbin/xfs_db /sbin/xfs_repair
@@ -67,6 +68,12 @@ BASE_BINS="/usr/bin/bash /usr/bin/kmod /usr/bin/ndctl /usr/bin/daxctl /sbin/mke2
  /usr/bin/rping /usr/bin/udaddy /usr/bin/rdma_server /usr/bin/rdma_client
  /usr/bin/ucmatose /usr/bin/ib_write_bw /usr/bin/ib_read_bw
  /usr/bin/python3.11"
+# memcheck only, amd64 only: the tool, its two preloads, the default
+# suppressions and the gdbserver target descriptions (a few KiB)
+VG_LIBEXEC=/usr/libexec/valgrind
+VG_FILES="memcheck-amd64-linux vgpreload_core-amd64-linux.so
+ vgpreload_memcheck-amd64-linux.so default.supp"
+VG_LDSO=/lib64/ld-linux-x86-64.so.2
 MODLIST="crc32_generic crc32c_generic libnvdimm nfit nd_pmem nd_btt dax_pmem
  device_dax ext4 xfs ib_core ib_uverbs rdma_rxe rdma_ucm rdma_cm ib_umad
  dummy loop"
@@ -96,6 +103,43 @@ copy_libs()
 		done
 }
 
+# debug_file LIB: the libc6-dbg file for LIB, by the build id of LIB
+debug_file()
+{
+	local id
+
+	id=$(readelf -n "$1" | awk '/Build ID:/ { print $3; exit }')
+	[ -n "$id" ] && echo "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
+}
+
+# valgrind is part of the image, not optional: the guest memcheck run of
+# badinput.sh must not turn into a skip because a package is missing.
+# memcheck aborts at start without the symbols of ld.so ("a function
+# redirection which is mandatory for this platform-tool combination cannot
+# be set up", for strlen), and a libc6-dbg of another version than libc6
+# has other build ids.
+check_valgrind()
+{
+	local f missing=
+
+	for f in /usr/bin/valgrind /usr/bin/valgrind.bin; do
+		[ -e "$f" ] || missing+=" $f"
+	done
+	for f in $VG_FILES; do
+		[ -e "$VG_LIBEXEC/$f" ] || missing+=" $VG_LIBEXEC/$f"
+	done
+	f=$(debug_file "$VG_LDSO")
+	if [ -z "$f" ]; then
+		missing+=" (no build id in $VG_LDSO)"
+	elif [ ! -e "$f" ]; then
+		missing+=" $f (symbols of $VG_LDSO)"
+	fi
+	[ -z "$missing" ] && return 0
+	echo "mkinitramfs: the guest image needs valgrind and libc6-dbg (the version of libc6: $(dpkg-query -W -f '${Version}' libc6 2>/dev/null)); missing:$missing" >&2
+	echo "mkinitramfs: install them with tests/install-deps.sh (.ci/packages/vm.txt)" >&2
+	exit 1
+}
+
 # The guest is merged-/usr like Debian 12: /bin, /sbin, /lib, /lib64 are
 # symlinks into /usr, so library paths printed by ldd work unchanged.
 mkroot() # DIR
@@ -123,7 +167,7 @@ pack()
 
 build_base()
 {
-	local root=$1 a b so
+	local root=$1 a b f so
 
 	mkroot "$root"
 	mkdir -p "$root"/{etc,proc,sys,dev,tmp,mnt,run,root,var/tmp} "$root$MULTI"
@@ -165,6 +209,20 @@ build_base()
 		copy_elf "$root" "$so"
 	done
 	cp -L "$MULTI"/libffi.so.8 "$root$MULTI/" 2>/dev/null || true
+	# valgrind: Debian's wrapper script (adds /usr/lib/debug to the library
+	# path) and the launcher; memcheck finds ld.so's symbols by build id
+	# under /usr/lib/debug/.build-id.  libc's (+3.9 MB gzip'd) only name
+	# libc's internal functions in stacks: left out.
+	cp /usr/bin/valgrind "$root/usr/bin/valgrind"
+	copy_elf "$root" /usr/bin/valgrind.bin
+	mkdir -p "$root$VG_LIBEXEC"
+	for f in $VG_FILES; do
+		cp "$VG_LIBEXEC/$f" "$root$VG_LIBEXEC/"
+	done
+	cp "$VG_LIBEXEC"/amd64-*.xml "$VG_LIBEXEC"/64bit-*.xml "$root$VG_LIBEXEC/"
+	f=$(debug_file "$VG_LDSO")
+	mkdir -p "$root$(dirname "$f")"
+	cp "$f" "$root$f"
 	echo "root:x:0:0:root:/root:/bin/sh" > "$root/etc/passwd"
 	echo "root:x:0:" > "$root/etc/group"
 	echo "127.0.0.1 localhost" > "$root/etc/hosts"
@@ -225,6 +283,7 @@ build_project()
 work=$(mktemp -d "${TMPDIR:-/tmp}/daxlease-initramfs.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
+check_valgrind
 self=$(sha256sum "$0" | cut -c1-16)
 pkgs=$(dpkg-query -W -f '${Package} ${Version}\n' $BASE_PKGS 2>/dev/null | sort || true)
 base_key=$(printf '%s\n%s\n' "$self" "$pkgs" | sha256sum | cut -c1-16)
