@@ -84,7 +84,7 @@ struct dl_source {
 	bool writable;			/* opened for write */
 	uint64_t size;			/* file or device size */
 	size_t align;			/* libpmem2 mapping alignment */
-	struct pmem2_source *psrc;
+	bool nonblock;			/* our O_NONBLOCK open, to clear */
 	dev_t dev;			/* st_dev of the file */
 	ino_t ino;
 	unsigned int dev_major, dev_minor;	/* devdax: st_rdev */

@@ -12,6 +12,8 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +82,7 @@ static void reg_unlink(struct dl_mr *m)
  * thread it does not have.
  */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static atomic_bool no_madvise;
 
 static void atfork_prepare(void)
 {
@@ -355,7 +358,12 @@ struct ibv_mr *dl_reg_dax_mr(struct ibv_pd *pd,
 	 */
 	if (m->strategy == IBV_DAX_MR_STRATEGY_LEASE_PIN) {
 		pthread_once(&atfork_once, atfork_register);
-		madvise(m->map.base, m->map.map_len, MADV_DONTFORK);
+		/* ENOSYS (no CONFIG_ADVISE_SYSCALLS) stays so: stop asking */
+		if (!atomic_load_explicit(&no_madvise, memory_order_relaxed) &&
+		    madvise(m->map.base, m->map.map_len, MADV_DONTFORK) &&
+		    errno == ENOSYS)
+			atomic_store_explicit(&no_madvise, true,
+					      memory_order_relaxed);
 	}
 
 	m->magic = DL_MR_MAGIC;
@@ -415,9 +423,9 @@ static int dereg_kernel(struct dl_mr *m)
 	return 0;
 }
 
-static void dl_mr_free(struct dl_mr *m)
+/* child: called in a forked child of the MR's owner */
+static void dl_mr_free(struct dl_mr *m, bool child)
 {
-	bool child = m->owner_pid != getpid();
 	struct dl_err_save s;
 
 	dl_err_save(&s);
@@ -456,7 +464,7 @@ int dl_dereg_dax_mr(struct ibv_mr *mr)
 	 * Only the child's copies of the mapping and fd go.
 	 */
 	if (m->owner_pid != getpid()) {
-		dl_mr_free(m);
+		dl_mr_free(m, true);
 		return 0;
 	}
 
@@ -468,7 +476,7 @@ int dl_dereg_dax_mr(struct ibv_mr *mr)
 		dl_err_restore(&s);
 		return -1;
 	}
-	dl_mr_free(m);
+	dl_mr_free(m, false);
 	return 0;
 }
 

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -68,14 +70,24 @@ static dev_t fd_rdev(int fd)
 	return st.st_rdev;
 }
 
+static atomic_bool no_kcmp;
+
 static bool same_file(int fd1, int fd2)
 {
 	struct stat a, b;
 	long r;
 
-	r = syscall(SYS_kcmp, getpid(), getpid(), KCMP_FILE, fd1, fd2);
-	if (r >= 0)
-		return r == 0;
+	if (!atomic_load_explicit(&no_kcmp, memory_order_relaxed)) {
+		pid_t pid = getpid();
+
+		r = syscall(SYS_kcmp, pid, pid, KCMP_FILE, fd1, fd2);
+		if (r >= 0)
+			return r == 0;
+		/* no CONFIG_KCMP: that stays so, stop asking */
+		if (errno == ENOSYS)
+			atomic_store_explicit(&no_kcmp, true,
+					      memory_order_relaxed);
+	}
 	/*
 	 * No kcmp (CONFIG_KCMP off): both still open on the same inode is
 	 * the best available answer; it misses a context closed and reopened

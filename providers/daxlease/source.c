@@ -53,32 +53,35 @@ static bool chr_is_dax(unsigned int maj, unsigned int min)
 int dl_source_classify(int fd, const char *path, struct dl_source *src)
 {
 	struct statx stx;
-	struct stat st;
 
-	if (fstat(fd, &st))
-		return dl_err(errno, "fstat of %s failed: %s", path,
+	/*
+	 * One statx() gives the type, identity, size and the DAX state
+	 * (glibc emulates it with fstatat() on kernels before 4.11, with no
+	 * attributes: no FS-DAX either).
+	 */
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &stx))
+		return dl_err(errno, "statx of %s failed: %s", path,
 			      strerror(errno));
-	src->dev = st.st_dev;
-	src->ino = st.st_ino;
-	src->size = st.st_size;
+	src->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	src->ino = stx.stx_ino;
+	src->size = stx.stx_size;
 
-	switch (st.st_mode & S_IFMT) {
+	switch (stx.stx_mode & S_IFMT) {
 	case S_IFREG:
 		/*
 		 * STATX_ATTR_DAX is the per-inode DAX state (ext4 -o dax,
 		 * xfs dax=always/inode flag); a kernel or fs that does not
 		 * report it has no FS-DAX for this file either.
 		 */
-		if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &stx) == 0 &&
-		    (stx.stx_attributes_mask & STATX_ATTR_DAX) &&
+		if ((stx.stx_attributes_mask & STATX_ATTR_DAX) &&
 		    (stx.stx_attributes & STATX_ATTR_DAX))
 			src->kind = IBV_DAX_FILE_FSDAX;
 		else
 			src->kind = IBV_DAX_FILE_PAGECACHE;
 		return 0;
 	case S_IFCHR:
-		src->dev_major = major(st.st_rdev);
-		src->dev_minor = minor(st.st_rdev);
+		src->dev_major = stx.stx_rdev_major;
+		src->dev_minor = stx.stx_rdev_minor;
 		if (chr_is_dax(src->dev_major, src->dev_minor)) {
 			src->kind = IBV_DAX_FILE_DEVDAX;
 			return 0;
@@ -192,6 +195,7 @@ static int open_path(const struct ibv_dax_mr_init_attr *attr,
 	if (fd < 0)
 		return open_err(attr, src, errno);
 	src->fd = fd;
+	src->nonblock = true;
 	return 0;
 }
 
@@ -231,7 +235,9 @@ static int take_fd(const struct ibv_dax_mr_init_attr *attr,
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", attr->fd);
 	fd = open(proc, acc | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
+	if (fd >= 0)
+		src->nonblock = true;
+	else
 		fd = fcntl(attr->fd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
 		return dl_err(errno, "cannot duplicate fd %d: %s", attr->fd,
@@ -378,32 +384,10 @@ extended:
 	return 0;
 }
 
-static int pmem2_errno(int ret)
-{
-	if (ret > PMEM2_E_UNKNOWN && ret < 0)
-		return -ret;
-	switch (ret) {
-	case PMEM2_E_INVALID_FILE_TYPE:
-	case PMEM2_E_SOURCE_TYPE_NOT_SUPPORTED:
-		return ENODEV;
-	case PMEM2_E_NO_ACCESS:
-		return EACCES;
-	case PMEM2_E_MAP_RANGE:
-	case PMEM2_E_LENGTH_OUT_OF_RANGE:
-	case PMEM2_E_OFFSET_OUT_OF_RANGE:
-		return ERANGE;
-	case PMEM2_E_NOSUPP:
-	case PMEM2_E_GRANULARITY_NOT_SUPPORTED:
-		return EOPNOTSUPP;
-	default:
-		return EINVAL;
-	}
-}
-
 int dl_source_open(const struct ibv_dax_mr_init_attr *attr,
 		   struct dl_source *src)
 {
-	int ret, fl;
+	int ret;
 
 	memset(src, 0, sizeof(*src));
 	src->fd = -1;
@@ -423,35 +407,26 @@ int dl_source_open(const struct ibv_dax_mr_init_attr *attr,
 	if (dl_source_classify(src->fd, src->path, src))
 		goto err_close;
 
-	fl = fcntl(src->fd, F_GETFL);
-	if (fl >= 0 && (fl & O_NONBLOCK))
-		fcntl(src->fd, F_SETFL, fl & ~O_NONBLOCK);
+	/*
+	 * Our own open file description, opened O_NONBLOCK and with no other
+	 * status flag: clear it.  A description shared with the caller (the
+	 * F_DUPFD_CLOEXEC fallback of take_fd()) keeps the caller's flags.
+	 */
+	if (src->nonblock)
+		fcntl(src->fd, F_SETFL, 0);
 
 	if (src->kind == IBV_DAX_FILE_DEVDAX) {
 		/* the same size and alignment libpmem2 would find */
 		if (devdax_geometry(src))
 			goto err_close;
 	} else {
-		ret = pmem2_source_from_fd(&src->psrc, src->fd);
-		if (ret) {
-			dl_err(pmem2_errno(ret), "libpmem2 cannot use %s: %s",
-			       src->path, pmem2_errormsg());
-			goto err_close;
-		}
-		ret = pmem2_source_alignment(src->psrc, &src->align);
-		if (ret) {
-			dl_err(pmem2_errno(ret),
-			       "cannot read the alignment of %s: %s",
-			       src->path, pmem2_errormsg());
-			goto err_psrc;
-		}
+		/* pmem2_source_alignment() of a regular file: the page size */
+		src->align = (size_t)sysconf(_SC_PAGESIZE);
 	}
 	if (check_range(attr, src))
-		goto err_psrc;
+		goto err_close;
 	return 0;
 
-err_psrc:
-	pmem2_source_delete(&src->psrc);
 err_close:
 	{
 		struct dl_err_save s;
@@ -469,8 +444,6 @@ err_close:
 
 void dl_source_close(struct dl_source *src)
 {
-	if (src->psrc)
-		pmem2_source_delete(&src->psrc);
 	if (src->fd >= 0)
 		close(src->fd);
 	free(src->path);
