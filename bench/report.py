@@ -253,7 +253,8 @@ def cmd_table(a):
     nm = [r for r in R if r["group"] == "nmr"]
     if nm:
         ns = sorted({r["n_mrs"] for r in nm})
-        p("\nOne 4 KiB registration with N−1 MRs live, µs:\n")
+        nr = max(r.get("runs", 0) for r in nm)
+        p(f"\nOne 4 KiB registration with N−1 MRs live, µs ({nr} runs):\n")
         p("| case | op | " + " | ".join(f"N={n}" for n in ns) + " |")
         p("|---|---|" + "---|" * len(ns))
         for c in ("one_file", "many_files"):
