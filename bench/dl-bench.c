@@ -9,7 +9,8 @@
  * bench/schema.json, plus dtest pass/fail records for the sanity of each
  * measurement (enough runs, ordered statistics, the expected strategy,
  * data landed in the MR).  Samples of the cases compared with each other
- * are interleaved run by run, so machine noise hits them alike.
+ * are interleaved run by run, starting at another case each run, so
+ * machine noise and the place in the order hit them alike.
  *
  * The phases of ibv_reg_dax_mr() are timed from outside: the same system
  * calls done by hand (open + statx, mmap MAP_SYNC as the library maps, the
@@ -505,16 +506,63 @@ static void sample_rpma(struct regset *rs, int c, void *p, size_t len)
 	s_add(&rs->dereg[c], now_us() - t0);
 }
 
+/* One sample of case c (bench_registration() owns anon, mdev and fd_fs) */
+static void sample_case(struct regset *t, int c, size_t len, void *anon,
+			void *mdev, int fd_fs)
+{
+	size_t mlen = round_2m(len);
+	void *mfs;
+
+	switch (c) {
+	case C_DAX_FSDAX:
+		sample_dax(t, C_DAX_FSDAX, bigfile, fs_off(len), len);
+		break;
+	case C_DAX_DEVDAX:
+		sample_dax(t, C_DAX_DEVDAX, devdax, 0, len);
+		break;
+	case C_RAW_FSDAX:
+		sample_raw_fsdax(t, len);
+		break;
+	case C_BASE_A:
+		sample_base_a(t, len);
+		break;
+	case C_BASE_B:
+		if (anon != MAP_FAILED)
+			sample_base_b(t, anon, len);
+		break;
+	case C_RPMA_DEVDAX:
+		if (mdev != MAP_FAILED)
+			sample_rpma(t, C_RPMA_DEVDAX, mdev, len);
+		break;
+	case C_RPMA_FSDAX:
+		/*
+		 * The peer's fsdax mapping lives only for its own sample: a
+		 * second mapping of the file faulted by nobody would otherwise
+		 * sit under every other case.
+		 */
+		mfs = fd_fs < 0 ? MAP_FAILED :
+		      map_at_2m(fd_fs, 0, mlen, MAP_SHARED_VALIDATE | MAP_SYNC);
+		if (mfs == MAP_FAILED) {
+			s_err(&t->reg[C_RPMA_FSDAX][P_TOTAL], "mmap %s: %s",
+			      bigfile, strerror(errno));
+		} else {
+			sample_rpma(t, C_RPMA_FSDAX, mfs, len);
+			munmap(mfs, mlen);
+		}
+		break;
+	}
+}
+
 static void bench_registration(void)
 {
-	int fd_dev = -1, fd_fs = -1, i, c, p, r;
+	int fd_dev = -1, fd_fs = -1, i, c, k, p, r;
 
 	fd_dev = open(devdax, O_RDWR | O_CLOEXEC);
 	fd_fs = open(bigfile, O_RDWR | O_CLOEXEC);
 	for (i = 0; i < o.nsizes; i++) {
 		size_t len = o.sizes[i], mlen = round_2m(len);
 		struct regset rs;
-		void *anon, *mdev = MAP_FAILED, *mfs = MAP_FAILED;
+		void *anon, *mdev = MAP_FAILED;
 
 		for (c = 0; c < C_NUM; c++) {
 			for (p = 0; p < P_NUM; p++)
@@ -538,29 +586,10 @@ static void bench_registration(void)
 		for (r = -1; r < o.runs; r++) {
 			struct regset *t = &rs;
 
-			sample_dax(t, C_DAX_FSDAX, bigfile, fs_off(len), len);
-			sample_dax(t, C_DAX_DEVDAX, devdax, 0, len);
-			sample_raw_fsdax(t, len);
-			sample_base_a(t, len);
-			if (anon != MAP_FAILED)
-				sample_base_b(t, anon, len);
-			if (mdev != MAP_FAILED)
-				sample_rpma(t, C_RPMA_DEVDAX, mdev, len);
-			/*
-			 * The peer's fsdax mapping lives only for its own
-			 * sample: a second mapping of the file faulted by
-			 * nobody would otherwise sit under every other case.
-			 */
-			mfs = fd_fs < 0 ? MAP_FAILED :
-			      map_at_2m(fd_fs, 0, mlen,
-					MAP_SHARED_VALIDATE | MAP_SYNC);
-			if (mfs == MAP_FAILED) {
-				s_err(&t->reg[C_RPMA_FSDAX][P_TOTAL],
-				      "mmap %s: %s", bigfile, strerror(errno));
-			} else {
-				sample_rpma(t, C_RPMA_FSDAX, mfs, len);
-				munmap(mfs, mlen);
-			}
+			/* each run starts at another case: no place in the order is theirs */
+			for (k = 0; k < C_NUM; k++)
+				sample_case(t, (k + r + 1) % C_NUM, len, anon, mdev,
+					    fd_fs);
 			if (r < 0) {
 				/* drop the warm-up samples, keep errors */
 				for (c = 0; c < C_NUM; c++) {
@@ -892,7 +921,7 @@ static void bench_data(void)
 					   64 * KIB, 256 * KIB, 1 * MIB };
 	static const size_t dsz_quick[] = { 64, 64 * KIB };
 	const size_t *dsz = o.quick ? dsz_quick : dsz_full;
-	int nd = o.quick ? 2 : 8, i, t, op, r, fd = -1;
+	int nd = o.quick ? 2 : 8, i, t, k, op, r, fd = -1;
 	const size_t region = MIB;
 	struct rcloop *loop;
 	struct ibv_mr *local_mr, *tmr[3] = { NULL };
@@ -953,11 +982,15 @@ static void bench_data(void)
 				s_init(&s[t][op], o.data_runs);
 				sum[t][op] = 0;
 			}
+		/* each run starts at another target: no place in the order is theirs */
 		for (r = -1; r < o.data_runs; r++)
 			for (op = 0; op < 2; op++)
-				for (t = 0; t < 3; t++) {
-					double t0 = now_us(), dt;
+				for (k = 0; k < 3; k++) {
+					double t0, dt;
 					int ret;
+
+					t = (k + r + 1) % 3;
+					t0 = now_us();
 
 					ret = op == 0 ?
 					      rcloop_write(loop, local, local_mr->lkey,
