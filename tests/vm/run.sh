@@ -26,7 +26,9 @@ usage: $0 --kernel stock|BZIMAGE --suites A[,B...] [options]
   --no-build         use --build-dir as it is
   --keep             keep the NVDIMM images and the initramfs in OUT
 Environment: DAXLEASE_VM_CMAKE_ARGS (extra cmake -D options, e.g.
--DCMAKE_BUILD_TYPE=RelWithDebInfo), DAXLEASE_STOCK_CACHE, DAXLEASE_VM_CACHE.
+-DCMAKE_BUILD_TYPE=RelWithDebInfo), DAXLEASE_STOCK_CACHE, DAXLEASE_VM_CACHE,
+DAXLEASE_VM_NVDIMM_DIR (where the NVDIMM images live during the boot;
+default a private directory in /dev/shm when it has room, else OUT).
 Exit status 0 only if every requested suite started, ended, ran tests and
 had no failure (see tests/vm/evaluate.py).
 USAGE
@@ -102,9 +104,23 @@ phase "initramfs"
 timeout 900 bash "$here/mkinitramfs.sh" --build-dir "$build" \
 	--out "$out/initramfs.img" "${initrd_args[@]}"
 
+# The NVDIMMs are shared file mappings of their images.  On a disk file
+# system the host writes the dirty pages back while the guest runs (the
+# benchmark's 390 MiB file, ext4's journal) and write-protects them again,
+# which stalls the vCPUs at random; tmpfs has no writeback.
+nv_bytes=$((3 * 512 * 1024 * 1024))
+nvdir=${DAXLEASE_VM_NVDIMM_DIR:-}
+if [ -z "$nvdir" ] && [ -d /dev/shm ] && [ -w /dev/shm ] &&
+   [ "$(df -P -B1 /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')" -gt $((nv_bytes * 2)) ] 2>/dev/null; then
+	nvdir=$(mktemp -d /dev/shm/daxlease-nvdimm.XXXXXX)
+	trap 'rm -rf "$nvdir"' EXIT
+fi
+: "${nvdir:=$out}"
+mkdir -p "$nvdir"
+phase "NVDIMM images in $nvdir ($(df -P "$nvdir" | awk 'NR == 2 { print $1 }'))"
 nv_args=()
 for i in 0 1 2; do
-	img=$out/nvdimm$i.img
+	img=$nvdir/nvdimm$i.img
 	rm -f "$img"
 	truncate -s 512M "$img"
 	nv_args+=(-object "memory-backend-file,id=mem$i,share=on,mem-path=$img,size=512M"
@@ -128,7 +144,9 @@ rc=${PIPESTATUS[0]}
 set -e -o pipefail
 boot_secs=$((SECONDS - t_boot))
 if [ "$keep" = 0 ]; then
-	rm -f "$out"/nvdimm?.img "$out/initramfs.img"
+	rm -f "$nvdir"/nvdimm?.img "$out/initramfs.img"
+elif [ "$nvdir" != "$out" ]; then
+	mv "$nvdir"/nvdimm?.img "$out/"
 fi
 phase "guest finished after ${boot_secs}s, qemu exit $rc"
 
