@@ -91,56 +91,67 @@ static void map_init(void)
 }
 
 /*
+ * mmap MAP_SYNC first (with *sync true), as libpmem2 does: it succeeds on
+ * FS-DAX and device DAX and makes CPU cache flushes enough; else a plain
+ * shared mapping, *sync false.
+ */
+static void *map_sync(void *a, int fd, uint64_t off, size_t len, int prot,
+		      int fixed, bool *sync)
+{
+	void *p;
+
+	if (*sync) {
+		p = mmap(a, len, prot, MAP_SHARED_VALIDATE | MAP_SYNC | fixed,
+			 fd, (off_t)off);
+		if (p != MAP_FAILED ||
+		    (errno != EOPNOTSUPP && errno != EINVAL))
+			return p;
+	}
+	*sync = false;
+	return mmap(a, len, prot, MAP_SHARED | fixed, fd, (off_t)off);
+}
+
+/*
  * mmap at an address congruent to the file offset modulo align (device
  * DAX faults in align-sized pages; for FS-DAX, 2 MiB congruence lets the
  * file's 2 MiB-aligned blocks be mapped by PMDs even when the range starts
- * inside one): reserve, then map over the reservation.  MAP_SYNC first, as libpmem2 does: it succeeds
- * on FS-DAX and device DAX and makes CPU cache flushes enough.
+ * inside one).  The kernel places DAX mappings so itself
+ * (thp_get_unmapped_area() for FS-DAX, dax_get_unmapped_area() for device
+ * DAX): take its address when it is congruent, which is one system call;
+ * otherwise reserve twice the alignment more, map over the reservation and
+ * trim it.
  */
 static void *map_aligned(int fd, uint64_t off, size_t len, size_t align,
 			 int prot, bool *sync)
 {
 	size_t rlen = len + 2 * align;
-	int fixed = MAP_FIXED;
 	uintptr_t a;
 	void *r, *p;
+	int err;
 
-	if (align <= (size_t)sysconf(_SC_PAGESIZE)) {
-		/* any address will do: no reservation to make and trim */
-		r = NULL;
-		rlen = 0;
-		a = 0;
-		fixed = 0;
-	} else {
-		if (rlen < len) {
-			errno = ENOMEM;
-			return MAP_FAILED;
-		}
-		r = mmap(NULL, rlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
-		if (r == MAP_FAILED)
-			return MAP_FAILED;
-		a = (((uintptr_t)r + align - 1) & ~(uintptr_t)(align - 1)) +
-		    (uintptr_t)(off & (align - 1));
-	}
 	*sync = true;
-	p = mmap((void *)a, len, prot,
-		 MAP_SHARED_VALIDATE | MAP_SYNC | fixed, fd, (off_t)off);
-	if (p == MAP_FAILED && (errno == EOPNOTSUPP || errno == EINVAL)) {
-		*sync = false;
-		p = mmap((void *)a, len, prot, MAP_SHARED | fixed, fd,
-			 (off_t)off);
-	}
-	if (p == MAP_FAILED) {
-		int err = errno;
+	p = map_sync(NULL, fd, off, len, prot, 0, sync);
+	if (p == MAP_FAILED || align <= (size_t)sysconf(_SC_PAGESIZE) ||
+	    !(((uintptr_t)p - (uintptr_t)off) & (align - 1)))
+		return p;
+	munmap(p, len);
 
-		if (r)
-			munmap(r, rlen);
+	if (rlen < len) {
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	r = mmap(NULL, rlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		return MAP_FAILED;
+	a = (((uintptr_t)r + align - 1) & ~(uintptr_t)(align - 1)) +
+	    (uintptr_t)(off & (align - 1));
+	p = map_sync((void *)a, fd, off, len, prot, MAP_FIXED, sync);
+	if (p == MAP_FAILED) {
+		err = errno;
+		munmap(r, rlen);
 		errno = err;
 		return MAP_FAILED;
 	}
-	if (!r)
-		return p;
 	/* trim the reservation around the mapping */
 	if (a > (uintptr_t)r)
 		munmap(r, a - (uintptr_t)r);
@@ -160,7 +171,9 @@ int dl_map_range(struct dl_source *src, uint64_t offset, size_t length,
 
 	memset(map, 0, sizeof(*map));
 	pthread_once(&map_once, map_init);
-	if (end - start >= (2u << 20) && va_align < (2u << 20))
+	/* PMDs: DAX only; a page cache mapping gains nothing from congruence */
+	if (src->kind != IBV_DAX_FILE_PAGECACHE && end - start >= (2u << 20) &&
+	    va_align < (2u << 20))
 		va_align = 2u << 20;
 
 	map->base = map_aligned(src->fd, start, end - start, va_align,

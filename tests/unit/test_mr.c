@@ -72,7 +72,7 @@ int main(void)
 	struct dl_source src;
 	struct dl_map map;
 	pthread_t th[4];
-	char *dir;
+	char *dir, *big;
 
 	dtest_begin("unit-mr");
 	dir = unit_tmpdir("/dev/shm");
@@ -201,6 +201,40 @@ int main(void)
 			dl_map_unmap(&map);
 		dl_source_close(&src);
 	}
+
+	/*
+	 * 2 MiB congruence: a source classified FS-DAX (forced here; the
+	 * file is on tmpfs, which may or may not place the mapping so)
+	 * mapped from 4 KiB on gets an address equal to the offset modulo
+	 * 2 MiB, through the kernel's address or the reservation, and the
+	 * reservation leaves no mapping behind.
+	 */
+	big = unit_file(dir, "big", (4 << 20) + 8192);
+	a.path = big;
+	a.offset = 4096;
+	a.length = 3 << 20;
+	a.access = IBV_ACCESS_LOCAL_WRITE;
+	maps = unit_count_maps();
+	if (big && !dl_source_open(&a, &src)) {
+		src.kind = IBV_DAX_FILE_FSDAX;
+		ret = dl_map_range(&src, a.offset, a.length, &map);
+		dtest_check("map/congruent-2m",
+			    !ret && !(((uintptr_t)map.addr - 4096) &
+				      ((2u << 20) - 1)) &&
+				    ((unsigned char *)map.addr)[0] ==
+					    (4096 & 0xff),
+			    "ret %d addr %p: %s", ret, ret ? NULL : map.addr,
+			    ret ? dl_errmsg() : "");
+		if (!ret)
+			dl_map_unmap(&map);
+		dl_source_close(&src);
+		dtest_check("map/congruent-no-leak", maps == unit_count_maps(),
+			    "maps %d->%d", maps, unit_count_maps());
+	} else {
+		dtest_fail("map/congruent-2m", "%s",
+			   big ? dl_errmsg() : strerror(errno));
+	}
+	free(big);
 
 	unit_rmtree(dir);
 	free(file_ok);

@@ -230,6 +230,28 @@ static void t_fs(const struct kt_fs *fs)
 			    kt_res_name(ret));
 		ibv_dereg_dax_mr(mr);
 	}
+
+	/*
+	 * A range that starts 4 KiB into a 2 MiB block is mapped congruent
+	 * to its file offset modulo 2 MiB, so that its whole blocks can be
+	 * PMD-mapped; the MR's address is the mapped offset.
+	 */
+	ret = kt_make_file(path, KT_FILE_SIZE, 0x11);
+	mr = ret ? NULL : reg(path, 2 * KT_MIB + 4096, 4 * KT_MIB, 0);
+	dtest_check(kt_name("lp_map_congruent_2m", fs),
+		    mr && (((uintptr_t)mr->addr - (2 * KT_MIB + 4096)) &
+			   (2 * KT_MIB - 1)) == 0,
+		    "%s%s MR of [2 MiB + 4 KiB, +4 MiB) at %p (want address = offset mod 2 MiB)",
+		    mr ? "" : why, mr ? "" : ";", mr ? mr->addr : NULL);
+	if (mr) {
+		ret = write_and_check(mr, path, 0, 2 * KT_MIB + 4096,
+				      64 << 10, 0x25);
+		dtest_check(kt_name("lp_map_congruent_rdma_write", fs),
+			    ret == 0,
+			    "RDMA WRITE at MR offset 0 lands at file offset 2 MiB + 4 KiB: %s",
+			    why);
+		ibv_dereg_dax_mr(mr);
+	}
 	unlink(path);
 }
 
@@ -257,6 +279,9 @@ static void t_devdax(void)
 		    strategy_name(qa.strategy), qa.lease_held);
 	if (!mr)
 		return;
+	dtest_check("lp_devdax_map_aligned",
+		    ((uintptr_t)mr->addr & (2 * KT_MIB - 1)) == 0,
+		    "devdax MR at %p (want a 2 MiB-aligned address)", mr->addr);
 	ret = kt_rdma_write_pattern(&dev, (uintptr_t)mr->addr, mr->rkey, len,
 				    0, 0x24, why, sizeof(why));
 	if (!ret && ibv_dax_mr_persist(mr, 0, len))
