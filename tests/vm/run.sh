@@ -106,8 +106,8 @@ timeout 900 bash "$here/mkinitramfs.sh" --build-dir "$build" \
 
 # The NVDIMMs are shared file mappings of their images.  On a disk file
 # system the host writes the dirty pages back while the guest runs (the
-# benchmark's 390 MiB file, ext4's journal) and write-protects them again,
-# which stalls the vCPUs at random; tmpfs has no writeback.
+# benchmark's 390 MiB file, ext4's journal), disk I/O that a test run
+# does not need; tmpfs has no writeback.
 nv_bytes=$((3 * 512 * 1024 * 1024))
 nvdir=${DAXLEASE_VM_NVDIMM_DIR:-}
 if [ -z "$nvdir" ] && [ -d /dev/shm ] && [ -w /dev/shm ] &&
