@@ -28,7 +28,8 @@ esac
 
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
-missing=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' $list 2>/dev/null |
+# dpkg-query exits 1 when any of them was never installed (a fresh machine)
+missing=$({ dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' $list 2>/dev/null || true; } |
 	  awk '$1 == "ii" { print $2 }' | sort -u | comm -13 - <(echo "$list"))
 if [ -z "$missing" ]; then
 	echo "install-deps: all $(echo "$list" | wc -l) packages present"
