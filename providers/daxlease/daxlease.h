@@ -114,7 +114,10 @@ void dl_source_close(struct dl_source *src);
  * shrink one it extended) when the registration fails later on.
  */
 void dl_source_undo(struct dl_source *src);
-/* Classify an open fd (no range checks); 0 or -1 with errno/message. */
+/*
+ * Classify an open fd, with size and (device DAX) alignment, no range
+ * checks; 0 or -1 with errno/message.
+ */
 int dl_source_classify(int fd, const char *path, struct dl_source *src);
 const char *dl_kind_name(enum ibv_dax_file_kind kind);
 

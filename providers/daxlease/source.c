@@ -33,15 +33,27 @@ const char *dl_kind_name(enum ibv_dax_file_kind kind)
 	}
 }
 
-/* /sys/dev/char/M:m/subsystem -> .../class/dax or .../bus/dax */
-static bool chr_is_dax(unsigned int maj, unsigned int min)
+/*
+ * /sys/dev/char/M:m, opened once: the subsystem link and the device DAX
+ * attributes are then read relative to it, instead of resolving the
+ * device's deep sysfs path (platform, bus, region, device) for each.
+ */
+static int chr_sysfs_dir(unsigned int maj, unsigned int min)
 {
-	char link[PATH_MAX], path[96];
+	char path[64];
+
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u", maj, min);
+	return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* subsystem -> .../class/dax or .../bus/dax */
+static bool chr_is_dax(int dir)
+{
+	char link[PATH_MAX];
 	const char *base;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/subsystem", maj, min);
-	n = readlink(path, link, sizeof(link) - 1);
+	n = readlinkat(dir, "subsystem", link, sizeof(link) - 1);
 	if (n < 0)
 		return false;
 	link[n] = 0;
@@ -50,9 +62,12 @@ static bool chr_is_dax(unsigned int maj, unsigned int min)
 	return !strcmp(base, "dax");
 }
 
+static int devdax_geometry(struct dl_source *src, int dir);
+
 int dl_source_classify(int fd, const char *path, struct dl_source *src)
 {
 	struct statx stx;
+	int dir, ret;
 
 	/*
 	 * One statx() gives the type, identity, size and the DAX state
@@ -82,10 +97,16 @@ int dl_source_classify(int fd, const char *path, struct dl_source *src)
 	case S_IFCHR:
 		src->dev_major = stx.stx_rdev_major;
 		src->dev_minor = stx.stx_rdev_minor;
-		if (chr_is_dax(src->dev_major, src->dev_minor)) {
+		dir = chr_sysfs_dir(src->dev_major, src->dev_minor);
+		if (dir >= 0 && chr_is_dax(dir)) {
+			/* the same size and alignment libpmem2 would find */
 			src->kind = IBV_DAX_FILE_DEVDAX;
-			return 0;
+			ret = devdax_geometry(src, dir);
+			close(dir);
+			return ret;
 		}
+		if (dir >= 0)
+			close(dir);
 		return dl_err(ENODEV,
 			      "%s is character device %u:%u, not a device-DAX /dev/daxX.Y: pass a pmem file or a devdax device",
 			      path, src->dev_major, src->dev_minor);
@@ -247,28 +268,26 @@ static int take_fd(const struct ibv_dax_mr_init_attr *attr,
 }
 
 /*
- * A device DAX attribute (decimal or 0x hex): /sys/dev/char/M:m/NAME, the
- * dax bus device itself (Linux 5.1 and later), or .../device/NAME (the
- * older dax class).  libpmem2 reads the same values through libndctl,
+ * A device DAX attribute (decimal or 0x hex) in dir (/sys/dev/char/M:m):
+ * NAME of the dax bus device itself (Linux 5.1 and later), or device/NAME
+ * (the older dax class).  libpmem2 reads the same values through libndctl,
  * which builds a context of every NVDIMM bus, region and namespace on each
  * call: milliseconds per registration for two numbers.
  */
-static int devdax_attr(struct dl_source *src, const char *name,
+static int devdax_attr(struct dl_source *src, int dir, const char *name,
 		       uint64_t *val, char *used, size_t used_len)
 {
-	static const char *const fmt[] = {
-		"/sys/dev/char/%u:%u/%s",
-		"/sys/dev/char/%u:%u/device/%s",
-	};
-	char buf[32], *end;
+	static const char *const sub[] = { "", "device/" };
+	char buf[32], rel[32], *end;
 	unsigned int i;
 	ssize_t n;
 	int fd, err = ENOENT;
 
-	for (i = 0; i < sizeof(fmt) / sizeof(fmt[0]); i++) {
-		snprintf(used, used_len, fmt[i], src->dev_major,
-			 src->dev_minor, name);
-		fd = open(used, O_RDONLY | O_CLOEXEC);
+	for (i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
+		snprintf(rel, sizeof(rel), "%s%s", sub[i], name);
+		snprintf(used, used_len, "/sys/dev/char/%u:%u/%s",
+			 src->dev_major, src->dev_minor, rel);
+		fd = openat(dir, rel, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			err = errno;
 			continue;
@@ -284,22 +303,23 @@ static int devdax_attr(struct dl_source *src, const char *name,
 		if (errno || end == buf || (*end && *end != '\n'))
 			return dl_err(EINVAL, "cannot parse %s (\"%.*s\") of %s",
 				      used, (int)strcspn(buf, "\n"), buf,
-				      src->path);
+				      src->path ? src->path : "device DAX");
 		return 0;
 	}
-	snprintf(used, used_len, fmt[0], src->dev_major, src->dev_minor, name);
+	snprintf(used, used_len, "/sys/dev/char/%u:%u/%s", src->dev_major,
+		 src->dev_minor, name);
 	return dl_err(err, "cannot read the %s of device DAX %s from %s: %s",
-		      name, src->path, used, strerror(err));
+		      name, src->path ? src->path : "", used, strerror(err));
 }
 
-static int devdax_geometry(struct dl_source *src)
+static int devdax_geometry(struct dl_source *src, int dir)
 {
 	uint64_t size, align;
 
-	if (devdax_attr(src, "size", &size, src->align_attr,
+	if (devdax_attr(src, dir, "size", &size, src->align_attr,
 			sizeof(src->align_attr)))
 		return -1;
-	if (devdax_attr(src, "align", &align, src->align_attr,
+	if (devdax_attr(src, dir, "align", &align, src->align_attr,
 			sizeof(src->align_attr)))
 		return -1;
 	if (!align || (align & (align - 1)) || align > SIZE_MAX)
@@ -415,14 +435,9 @@ int dl_source_open(const struct ibv_dax_mr_init_attr *attr,
 	if (src->nonblock)
 		fcntl(src->fd, F_SETFL, 0);
 
-	if (src->kind == IBV_DAX_FILE_DEVDAX) {
-		/* the same size and alignment libpmem2 would find */
-		if (devdax_geometry(src))
-			goto err_close;
-	} else {
-		/* pmem2_source_alignment() of a regular file: the page size */
+	/* pmem2_source_alignment() of a regular file: the page size */
+	if (src->kind != IBV_DAX_FILE_DEVDAX)
 		src->align = (size_t)sysconf(_SC_PAGESIZE);
-	}
 	if (check_range(attr, src))
 		goto err_close;
 	return 0;
