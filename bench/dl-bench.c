@@ -726,9 +726,12 @@ static void bench_alignment(void)
 /*
  * One 4 KiB registration (and its deregistration) with N - 1 MRs live, for
  * each N of --nmr.  The N are interleaved in rounds, as the cases of the
- * registration table are run by run: each round grows the live set from 0
- * through every N, takes a few samples at each, and drops it again, so a
- * slow spell of the machine hits every N alike instead of one block.
+ * registration table are run by run: each round walks the live set through
+ * every N, takes a few samples at each, and drops it again, so a slow spell
+ * of the machine hits every N alike instead of one block.  Even rounds go
+ * up from N = 1, odd rounds down from the largest N: otherwise the smallest
+ * N would always be sampled first after the pause between rounds, and the
+ * largest last.
  * One file (4 KiB ranges of the big file) or many files (one each).
  */
 #define NMR_PER_ROUND 3
@@ -745,7 +748,7 @@ static struct ibv_mr *nmr_reg(bool many, int idx, char *path, size_t plen)
 
 static void bench_nmr_case(bool many)
 {
-	int maxn = o.nmr[o.nnmr - 1], live = 0, round, rounds, i, k;
+	int maxn = o.nmr[o.nnmr - 1], live = 0, round, rounds, i, j, k;
 	struct ibv_mr **mrs = calloc(maxn, sizeof(*mrs));
 	struct series *reg = calloc(o.nnmr, sizeof(*reg));
 	struct series *dereg = calloc(o.nnmr, sizeof(*dereg));
@@ -765,10 +768,13 @@ static void bench_nmr_case(bool many)
 	}
 	rounds = (nruns + NMR_PER_ROUND - 1) / NMR_PER_ROUND;
 	for (round = 0; round < rounds && !failed; round++) {
-		for (i = 0; i < o.nnmr && !failed; i++) {
+		for (j = 0; j < o.nnmr && !failed; j++) {
+			int i = round % 2 ? o.nnmr - 1 - j : j;
 			int n = o.nmr[i];
 
 			/* bring the live set to n - 1 */
+			while (live > n - 1)
+				ibv_dereg_dax_mr(mrs[--live]);
 			while (live < n - 1) {
 				mrs[live] = nmr_reg(many, live, path,
 						    sizeof(path));
