@@ -308,8 +308,10 @@ if [ -n "$ktree" ]; then
 fi
 
 # Old layers (other keys) beyond the newest four of each kind go.
+# (No layer of a kind yet, as on a fresh machine: ls fails, nothing to do.)
 for kind in base modules; do
-	ls -t "$cache/$kind"-*.cpio.gz 2>/dev/null | tail -n +5 | xargs -r rm -f
+	{ ls -t "$cache/$kind"-*.cpio.gz 2>/dev/null || true; } |
+		tail -n +5 | xargs -r rm -f
 done
 
 build_project "$work/project"
