@@ -111,18 +111,32 @@ struct dl_lease_share {
 	unsigned int refs;
 };
 
-/* This process's shares; a child empties its copy (dl_lease_atfork_child) */
+/*
+ * This process's shares, hashed by inode: with one share per file, a
+ * process with MRs on a thousand files must not walk them all for the
+ * next one.  A child empties its copy (dl_lease_atfork_child).
+ */
+#define DL_SHARE_BUCKETS 256
+
 static pthread_mutex_t share_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct dl_lease_share *shares;
+static struct dl_lease_share *shares[DL_SHARE_BUCKETS];
+
+static unsigned int share_bucket(dev_t dev, ino_t ino)
+{
+	uint64_t v = (uint64_t)ino ^ ((uint64_t)dev << 7);
+
+	return (unsigned int)((v ^ (v >> 8) ^ (v >> 16)) % DL_SHARE_BUCKETS);
+}
 
 struct dl_lease_share *dl_lease_get(int fd, const char *path, dev_t dev,
 				    ino_t ino)
 {
+	struct dl_lease_share **head = &shares[share_bucket(dev, ino)];
 	struct dl_lease_share *sh;
 	int err;
 
 	pthread_mutex_lock(&share_lock);
-	for (sh = shares; sh; sh = sh->next)
+	for (sh = *head; sh; sh = sh->next)
 		if (sh->dev == dev && sh->ino == ino) {
 			sh->refs++;
 			goto out;
@@ -155,8 +169,8 @@ struct dl_lease_share *dl_lease_get(int fd, const char *path, dev_t dev,
 	sh->dev = dev;
 	sh->ino = ino;
 	sh->refs = 1;
-	sh->next = shares;
-	shares = sh;
+	sh->next = *head;
+	*head = sh;
 out:
 	pthread_mutex_unlock(&share_lock);
 	return sh;
@@ -175,7 +189,8 @@ int dl_lease_put(struct dl_lease_share *sh, const char *path, bool force)
 	ret = dl_lease_release(sh->fd, path);
 	if (ret && !force)
 		goto out;
-	for (pp = &shares; *pp; pp = &(*pp)->next)
+	for (pp = &shares[share_bucket(sh->dev, sh->ino)]; *pp;
+	     pp = &(*pp)->next)
 		if (*pp == sh) {
 			*pp = sh->next;
 			break;
@@ -210,13 +225,16 @@ void dl_lease_atfork_parent(void)
 void dl_lease_atfork_child(void)
 {
 	struct dl_lease_share *sh, *next;
+	unsigned int b;
 
-	for (sh = shares; sh; sh = next) {
-		next = sh->next;
-		close(sh->fd);
-		free(sh);
+	for (b = 0; b < DL_SHARE_BUCKETS; b++) {
+		for (sh = shares[b]; sh; sh = next) {
+			next = sh->next;
+			close(sh->fd);
+			free(sh);
+		}
+		shares[b] = NULL;
 	}
-	shares = NULL;
 	pthread_mutex_init(&share_lock, NULL);
 }
 
