@@ -304,15 +304,20 @@ static struct ibv_mr *reg_dax(const char *path, uint64_t off, size_t len)
 /* ---- registration: one sample of each case ---- */
 
 enum { C_DAX_FSDAX, C_DAX_DEVDAX, C_RAW_FSDAX, C_BASE_A, C_BASE_B,
-       C_RPMA_DEVDAX, C_RPMA_FSDAX, C_NUM };
+       C_RPMA_DEVDAX, C_RPMA_FSDAX, C_RAW_FSDAX_PREFAULTED, C_NUM };
 static const char *const cname[C_NUM] = {
 	"daxlease_fsdax", "daxlease_devdax", "raw_fsdax", "baseline_a_devdax",
-	"baseline_b_anon", "rpma_devdax", "rpma_fsdax",
+	"baseline_b_anon", "rpma_devdax", "rpma_fsdax", "raw_fsdax_prefaulted",
 };
-/* phases of the hand-made lease path and of baseline A */
-enum { P_TOTAL, P_OPEN, P_MAP, P_LEASE, P_IOCTL, P_NUM };
+/*
+ * Phases of the hand-made lease path and of baseline A; prefault only of
+ * raw_fsdax_prefaulted, whose ioctl then pins pages that are mapped
+ * already: the difference of the two ioctl phases is the file system's
+ * DAX faults inside the pin.
+ */
+enum { P_TOTAL, P_OPEN, P_MAP, P_LEASE, P_IOCTL, P_PREFAULT, P_NUM };
 static const char *const pname[P_NUM] = {
-	"total", "open_classify", "map", "lease", "ioctl",
+	"total", "open_classify", "map", "lease", "ioctl", "prefault",
 };
 
 struct regset {
@@ -348,12 +353,18 @@ static void sample_dax(struct regset *rs, int c, const char *path,
 	s_add(&rs->dereg[c], now_us() - t0);
 }
 
-/* The lease path by hand: what ibv_reg_dax_mr() does, step by step. */
-static void sample_raw_fsdax(struct regset *rs, size_t len)
+/*
+ * The lease path by hand: what ibv_reg_dax_mr() does, step by step.  With
+ * prefault (case raw_fsdax_prefaulted), every page of the range is written
+ * with its own value between the lease and the ioctl, so that the ioctl
+ * finds the pages mapped; the total includes that write.
+ */
+static void sample_raw_fsdax(struct regset *rs, size_t len, bool prefault)
 {
-	struct series *s = rs->reg[C_RAW_FSDAX];
+	int c = prefault ? C_RAW_FSDAX_PREFAULTED : C_RAW_FSDAX;
+	struct series *s = rs->reg[c];
 	struct kt_dev d = { .ctx = ctx, .pd = pd };
-	double t[P_NUM + 1];
+	double t[P_IOCTL + 1], tpf = 0;
 	struct kt_raw_mr raw;
 	struct statx stx;
 	size_t mlen = round_page(len);
@@ -391,6 +402,15 @@ static void sample_raw_fsdax(struct regset *rs, size_t len)
 		goto out_unmap;
 	}
 	t[3] = now_us();
+	if (prefault) {
+		volatile char *q = p;
+		size_t off;
+
+		for (off = 0; off < mlen; off += 4 * KIB)
+			q[off] = q[off];
+		tpf = now_us() - t[3];
+		t[3] = now_us();
+	}
 	err = kt_reg_mr_ioctl(&d, p, len, ACCESS, fd, fs_off(len), &raw);
 	t[4] = now_us();
 	if (err) {
@@ -398,17 +418,19 @@ static void sample_raw_fsdax(struct regset *rs, size_t len)
 		goto out_unlease;
 	}
 	s_add(&s[P_TOTAL], t[4] - t[0]);
-	for (i = 1; i < P_NUM; i++)
+	for (i = 1; i <= P_IOCTL; i++)
 		s_add(&s[i], t[i] - t[i - 1]);
+	if (prefault)
+		s_add(&s[P_PREFAULT], tpf);
 	t[0] = now_us();
 	err = kt_destroy_mr(&d, raw.handle);
 	fcntl(fd, F_SETLEASE, F_UNLCK);
 	munmap(p, mlen);
 	close(fd);
 	if (err)
-		s_err(&rs->dereg[C_RAW_FSDAX], "MR_DESTROY: %s", strerror(err));
+		s_err(&rs->dereg[c], "MR_DESTROY: %s", strerror(err));
 	else
-		s_add(&rs->dereg[C_RAW_FSDAX], now_us() - t[0]);
+		s_add(&rs->dereg[c], now_us() - t[0]);
 	return;
 
 out_unlease:
@@ -532,7 +554,8 @@ static void sample_case(struct regset *t, int c, size_t len, void *anon,
 		sample_dax(t, C_DAX_DEVDAX, devdax, 0, len);
 		break;
 	case C_RAW_FSDAX:
-		sample_raw_fsdax(t, len);
+	case C_RAW_FSDAX_PREFAULTED:
+		sample_raw_fsdax(t, len, c == C_RAW_FSDAX_PREFAULTED);
 		break;
 	case C_BASE_A:
 		sample_base_a(t, len);
@@ -649,8 +672,9 @@ static void bench_registration(void)
 		for (c = 0; c < C_NUM; c++) {
 			/* rpma on fsdax may fail: that is the finding */
 			int need = c == C_RPMA_FSDAX ? 0 : o.runs;
-			int np = c == C_RAW_FSDAX ? P_NUM :
-				 c == C_BASE_A ? P_NUM : 1;
+			int np = c == C_RAW_FSDAX_PREFAULTED ? P_NUM :
+				 c == C_RAW_FSDAX || c == C_BASE_A ? P_IOCTL + 1 :
+				 1;
 
 			for (p = 0; p < np; p++) {
 				struct rec rr = { .group = "reg", .cas = cname[c],
