@@ -62,7 +62,70 @@ static bool chr_is_dax(int dir)
 	return !strcmp(base, "dax");
 }
 
-static int devdax_geometry(struct dl_source *src, int dir);
+/*
+ * A device DAX attribute (decimal or 0x hex) in dir (/sys/dev/char/M:m):
+ * NAME of the dax bus device itself (Linux 5.1 and later), or device/NAME
+ * (the older dax class).  libpmem2 reads the same values through libndctl,
+ * which builds a context of every NVDIMM bus, region and namespace on each
+ * call: milliseconds per registration for two numbers.
+ */
+static int devdax_attr(struct dl_source *src, const char *path, int dir,
+		       const char *name, uint64_t *val, char *used,
+		       size_t used_len)
+{
+	static const char *const sub[] = { "", "device/" };
+	char buf[32], rel[32], *end;
+	unsigned int i;
+	ssize_t n;
+	int fd, err = ENOENT;
+
+	for (i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
+		snprintf(rel, sizeof(rel), "%s%s", sub[i], name);
+		snprintf(used, used_len, "/sys/dev/char/%u:%u/%s",
+			 src->dev_major, src->dev_minor, rel);
+		fd = openat(dir, rel, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			err = errno;
+			continue;
+		}
+		n = read(fd, buf, sizeof(buf) - 1);
+		err = n < 0 ? errno : 0;
+		close(fd);
+		if (n < 0)
+			break;
+		buf[n] = 0;
+		errno = 0;
+		*val = strtoull(buf, &end, 0);
+		if (errno || end == buf || (*end && *end != '\n'))
+			return dl_err(EINVAL, "cannot parse %s (\"%.*s\") of %s",
+				      used, (int)strcspn(buf, "\n"), buf,
+				      path);
+		return 0;
+	}
+	snprintf(used, used_len, "/sys/dev/char/%u:%u/%s", src->dev_major,
+		 src->dev_minor, name);
+	return dl_err(err, "cannot read the %s of device DAX %s from %s: %s",
+		      name, path, used, strerror(err));
+}
+
+static int devdax_geometry(struct dl_source *src, const char *path, int dir)
+{
+	uint64_t size, align;
+
+	if (devdax_attr(src, path, dir, "size", &size, src->align_attr,
+			sizeof(src->align_attr)))
+		return -1;
+	if (devdax_attr(src, path, dir, "align", &align, src->align_attr,
+			sizeof(src->align_attr)))
+		return -1;
+	if (!align || (align & (align - 1)) || align > SIZE_MAX)
+		return dl_err(EINVAL, "%s: alignment %llu of %s is not a power of two",
+			      src->align_attr, (unsigned long long)align,
+			      path);
+	src->size = size;
+	src->align = align;
+	return 0;
+}
 
 int dl_source_classify(int fd, const char *path, struct dl_source *src)
 {
@@ -101,7 +164,7 @@ int dl_source_classify(int fd, const char *path, struct dl_source *src)
 		if (dir >= 0 && chr_is_dax(dir)) {
 			/* the same size and alignment libpmem2 would find */
 			src->kind = IBV_DAX_FILE_DEVDAX;
-			ret = devdax_geometry(src, dir);
+			ret = devdax_geometry(src, path, dir);
 			close(dir);
 			return ret;
 		}
@@ -264,70 +327,6 @@ static int take_fd(const struct ibv_dax_mr_init_attr *attr,
 		return dl_err(errno, "cannot duplicate fd %d: %s", attr->fd,
 			      strerror(errno));
 	src->fd = fd;
-	return 0;
-}
-
-/*
- * A device DAX attribute (decimal or 0x hex) in dir (/sys/dev/char/M:m):
- * NAME of the dax bus device itself (Linux 5.1 and later), or device/NAME
- * (the older dax class).  libpmem2 reads the same values through libndctl,
- * which builds a context of every NVDIMM bus, region and namespace on each
- * call: milliseconds per registration for two numbers.
- */
-static int devdax_attr(struct dl_source *src, int dir, const char *name,
-		       uint64_t *val, char *used, size_t used_len)
-{
-	static const char *const sub[] = { "", "device/" };
-	char buf[32], rel[32], *end;
-	unsigned int i;
-	ssize_t n;
-	int fd, err = ENOENT;
-
-	for (i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
-		snprintf(rel, sizeof(rel), "%s%s", sub[i], name);
-		snprintf(used, used_len, "/sys/dev/char/%u:%u/%s",
-			 src->dev_major, src->dev_minor, rel);
-		fd = openat(dir, rel, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			err = errno;
-			continue;
-		}
-		n = read(fd, buf, sizeof(buf) - 1);
-		err = n < 0 ? errno : 0;
-		close(fd);
-		if (n < 0)
-			break;
-		buf[n] = 0;
-		errno = 0;
-		*val = strtoull(buf, &end, 0);
-		if (errno || end == buf || (*end && *end != '\n'))
-			return dl_err(EINVAL, "cannot parse %s (\"%.*s\") of %s",
-				      used, (int)strcspn(buf, "\n"), buf,
-				      src->path ? src->path : "device DAX");
-		return 0;
-	}
-	snprintf(used, used_len, "/sys/dev/char/%u:%u/%s", src->dev_major,
-		 src->dev_minor, name);
-	return dl_err(err, "cannot read the %s of device DAX %s from %s: %s",
-		      name, src->path ? src->path : "", used, strerror(err));
-}
-
-static int devdax_geometry(struct dl_source *src, int dir)
-{
-	uint64_t size, align;
-
-	if (devdax_attr(src, dir, "size", &size, src->align_attr,
-			sizeof(src->align_attr)))
-		return -1;
-	if (devdax_attr(src, dir, "align", &align, src->align_attr,
-			sizeof(src->align_attr)))
-		return -1;
-	if (!align || (align & (align - 1)) || align > SIZE_MAX)
-		return dl_err(EINVAL, "%s: alignment %llu of %s is not a power of two",
-			      src->align_attr, (unsigned long long)align,
-			      src->path);
-	src->size = size;
-	src->align = align;
 	return 0;
 }
 
