@@ -7,7 +7,9 @@
  * - registration failures, at every stage the host can reach (bad
  *   argument, bad file, range, mapping done then no device), repeated
  *   from several threads, leave the process with the same fds, mappings
- *   and leases as before (/proc/self/fd, /proc/self/maps, /proc/locks);
+ *   and leases as before (/proc/self/fd, /proc/self/maps, /proc/locks)
+ *   and no entry in the live-MR registry (the test links the one copy
+ *   of the library that ibv_reg_dax_mr() fills, daxlease_static);
  * - mapping and unmapping through the internal API does the same and
  *   maps the requested offset of an unaligned range.
  * Registrations that succeed need a pd: the guest suites cover them.
@@ -135,10 +137,12 @@ int main(void)
 			    (getenv("DAXLEASE_UNDER_VALGRIND") ||
 			     maps == unit_count_maps()) &&
 			    unit_count_maps_of(dir) == 0 &&
-			    leases == unit_count_leases(),
-		    "%d wrong errno; fds %d->%d maps %d->%d (of the file %d) leases %d->%d",
+			    leases == unit_count_leases() &&
+			    dl_mr_live_count() == 0,
+		    "%d wrong errno; fds %d->%d maps %d->%d (of the file %d) leases %d->%d live %zu",
 		    bad, fds, unit_count_fds(), maps, unit_count_maps(),
-		    unit_count_maps_of(dir), leases, unit_count_leases());
+		    unit_count_maps_of(dir), leases, unit_count_leases(),
+		    dl_mr_live_count());
 
 	for (i = 0; i < 4; i++)
 		pthread_create(&th[i], NULL, fail_thread, NULL);
