@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Host unit test (no device): the /proc/<pid>/file_pins parser on the
- * examples of the seed cover letter (seeds/001) and on malformed input,
- * and the reader on the host kernel (no file_pins: ENOENT).
+ * examples of the seed cover letter (seeds/001) and on malformed input
+ * (a bare path ends the owner block above it), and the reader on the host kernel (no file_pins: ENOENT).
  */
 #include <errno.h>
 
@@ -109,6 +109,38 @@ int main(void)
 	ret = parse("/a\n\t/b\n", 7, &p);
 	dtest_check("bad/tab-after-mm-path", ret == EINVAL && p.err_line == 2,
 		    "ret %d line %zu", ret, p.err_line);
+	/*
+	 * A bare path ends the owner block before it: a tab line after it
+	 * has no owner, and must not be filed under the fd above.
+	 */
+	{
+		static const char ended[] = "4: /dev/x\n/a\n\t/b";
+
+		ret = parse(ended, sizeof(ended) - 1, &p);
+	}
+	dtest_check("bad/tab-after-mm-path-ends-owner",
+		    ret == EINVAL && p.err_line == 3 && !p.nowners && !p.nmm,
+		    "ret %d line %zu owners %zu (files of the first: %zu)",
+		    ret, p.err_line, p.nowners,
+		    p.nowners ? p.owners[0].nfiles : 0);
+	if (!ret)
+		dl_pins_free(&p);
+	/* ... while an owner line after it starts a new block */
+	{
+		static const char again[] =
+			"4: /dev/x\n\t/a\n/m\n5: /dev/y\n\t/b\n";
+
+		ret = parse(again, sizeof(again) - 1, &p);
+	}
+	dtest_check("mm-path-between-owners",
+		    !ret && p.nowners == 2 && p.nmm == 1 &&
+			    p.owners[0].fd == 4 && p.owners[0].nfiles == 1 &&
+			    !strcmp(p.owners[0].files[0], "/a") &&
+			    p.owners[1].fd == 5 && p.owners[1].nfiles == 1 &&
+			    !strcmp(p.owners[1].files[0], "/b") &&
+			    !strcmp(p.mm_files[0], "/m"),
+		    "ret %d owners %zu mm %zu", ret, p.nowners, p.nmm);
+	dl_pins_free(&p);
 	ret = parse(NULL, 5, &p);
 	dtest_check("bad/null-buffer", ret == EINVAL, "ret %d", ret);
 
