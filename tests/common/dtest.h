@@ -9,6 +9,10 @@
  *   {"suite":"s","event":"start"}
  *   {"suite":"s","test":"t","result":"pass|fail|skip","reason":"...","seconds":0.01}
  *   {"suite":"s","event":"end","pass":N,"fail":N,"skip":N}
+ *
+ * A program that executed no check (no pass and no fail: nothing, or only
+ * skips) tested nothing: dtest_end() then records a failed test
+ * "no-checks" and returns 1.
  */
 #ifndef DAXLEASE_DTEST_H
 #define DAXLEASE_DTEST_H
@@ -123,9 +127,16 @@ DTEST_RESULT_FN(dtest_skip, "skip", skip)
 		dtest_ok_;						\
 	})
 
-/* Ends the suite; returns the process exit status (1 if any failed). */
+/*
+ * Ends the suite; returns the process exit status: 1 if any failed or if
+ * none passed or failed (a suite of skips asserted nothing).
+ */
 static inline int dtest_end(void)
 {
+	if (!dtest.pass && !dtest.fail)
+		dtest_fail("no-checks",
+			   "the program executed no check (%d skipped)",
+			   dtest.skip);
 	if (dtest.out) {
 		fprintf(dtest.out, "{\"suite\":");
 		dtest_json_str(dtest.out, dtest.suite);

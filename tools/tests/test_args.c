@@ -154,5 +154,6 @@ int main(void)
 	test_pid_err();
 	test_json();
 	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	/* no check executed is a failure too */
+	return failed || !passed ? 1 : 0;
 }
