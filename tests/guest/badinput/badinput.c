@@ -6,14 +6,19 @@
  * process has the same fds, file mappings, leases/locks and file_pins
  * afterwards as before (dl_snapshot.h).
  *
- * Runs in the guest (rxe + emulated NVDIMMs, env from tests/vm) and on a
- * host without an RDMA device, where only the cases that need no
- * protection domain run and the rest skip saying so.  Cases that may crash
+ * Runs in the guest (rxe + emulated NVDIMMs, env from tests/vm) on the RDMA
+ * device the harness set up (DAXLEASE_RDMA_DEV, else the first one): a
+ * device that cannot be opened, or a pd that cannot be allocated, is a
+ * failed test "rdma_device", not a reason to skip the cases that need it;
+ * only the harness decides that there is no device, and then the run
+ * fails.  With --no-device (host ctest) it opens none and runs only the
+ * cases that need no protection domain; the others are not run and not
+ * reported.  Cases that may crash
  * (double deregistration, deregistration after ibv_close_device) or need
  * another identity (setuid nobody) run in a forked child that reports back
  * through a pipe.
  *
- * usage: badinput [--list] [--only NAME]
+ * usage: badinput [--list] [--only NAME] [--no-device]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -72,6 +77,9 @@ struct env {
 	double time_scale;	/* DAXLEASE_TIME_SCALE, >= 1 */
 	const char *only;
 	bool list;
+	bool no_device;		/* --no-device: the pd-less cases only */
+	int not_run;		/* cases left out by --no-device */
+	char rdma_why[512];	/* why the device could not be used */
 };
 
 static struct env E = { .lease_break_time = -1 };
@@ -253,10 +261,12 @@ static bool need_pd(const char *name)
 {
 	if (!selected(name))
 		return false;
+	/*
+	 * Without the device the case is not run: --no-device asked for
+	 * that, else "rdma_device" has failed the program already.
+	 */
 	if (!E.pd) {
-		dtest_skip(name, "no RDMA device%s%s: needs a protection domain (runs in the guest on rxe)",
-			   E.rdma_dev ? " " : "",
-			   E.rdma_dev ? E.rdma_dev : "");
+		E.not_run++;
 		return false;
 	}
 	return true;
@@ -357,27 +367,45 @@ static void expect_reg_ro(const char *name,
 	judge_fail(name, &o, EFAULT, "6.2");
 }
 
+/* Open E.rdma_dev (or the first device) and a pd; else E.rdma_why. */
 static void open_rdma(struct ibv_context **ctxp, struct ibv_pd **pdp)
 {
+	const char *want = E.rdma_dev ? E.rdma_dev : "(the first device)";
 	struct ibv_device **list;
-	int i, n;
+	int i, n = 0;
 
 	*ctxp = NULL;
 	*pdp = NULL;
 	list = ibv_get_device_list(&n);
-	if (!list)
+	if (!list) {
+		snprintf(E.rdma_why, sizeof(E.rdma_why),
+			 "ibv_get_device_list: %s", strerror(errno));
 		return;
+	}
+	snprintf(E.rdma_why, sizeof(E.rdma_why),
+		 "no RDMA device %s among the %d listed", want, n);
 	for (i = 0; i < n; i++) {
 		if (E.rdma_dev && strcmp(ibv_get_device_name(list[i]),
 					 E.rdma_dev))
 			continue;
+		errno = 0;
 		*ctxp = ibv_open_device(list[i]);
+		if (!*ctxp)
+			snprintf(E.rdma_why, sizeof(E.rdma_why),
+				 "ibv_open_device(%s): %s",
+				 ibv_get_device_name(list[i]),
+				 strerror(errno ? errno : ENODEV));
 		break;
 	}
 	ibv_free_device_list(list);
 	if (*ctxp) {
+		errno = 0;
 		*pdp = ibv_alloc_pd(*ctxp);
 		if (!*pdp) {
+			snprintf(E.rdma_why, sizeof(E.rdma_why),
+				 "ibv_alloc_pd on %s: %s",
+				 ibv_get_device_name((*ctxp)->device),
+				 strerror(errno ? errno : ENOMEM));
 			ibv_close_device(*ctxp);
 			*ctxp = NULL;
 		}
@@ -454,7 +482,8 @@ static void setup(void)
 		write_int("/proc/sys/fs/lease-break-time",
 			  (int)(10 * E.time_scale));
 
-	open_rdma(&E.ctx, &E.pd);
+	if (!E.no_device)
+		open_rdma(&E.ctx, &E.pd);
 	if (E.ctx && !ibv_dax_query_caps(E.ctx, &E.caps))
 		E.have_caps = true;
 
@@ -1410,8 +1439,10 @@ int main(int argc, char **argv)
 			E.list = true;
 		} else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
 			E.only = argv[++i];
+		} else if (!strcmp(argv[i], "--no-device")) {
+			E.no_device = true;
 		} else {
-			fprintf(stderr, "usage: %s [--list] [--only NAME]\n",
+			fprintf(stderr, "usage: %s [--list] [--only NAME] [--no-device]\n",
 				argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
 		}
@@ -1420,8 +1451,11 @@ int main(int argc, char **argv)
 	if (!E.list) {
 		setup();
 		dtest_begin("badinput");
-		if (!E.pd)
-			printf("# no RDMA device: only the cases without a pd run\n");
+		if (E.no_device)
+			printf("# --no-device: only the cases without a pd run\n");
+		else if (!E.pd)
+			dtest_fail("rdma_device", "%s: the cases that need a protection domain cannot run",
+				   E.rdma_why);
 		else
 			printf("# device %s, caps: layout_lease %d ext_reg_mr %d odp %d fsdax strategy %d\n",
 			       ibv_get_device_name(E.ctx->device),
@@ -1441,6 +1475,9 @@ int main(int argc, char **argv)
 	case_dereg();
 	if (E.list)
 		return 0;
+	if (E.not_run)
+		printf("# %d cases need a protection domain: not run\n",
+		       E.not_run);
 	cleanup();
 	return dtest_end();
 }

@@ -15,7 +15,9 @@
  * when the kernel lets them be registered, DAXLEASE_DEVDAX when present.
  * Afterwards the process must have the fds, mappings, leases and file_pins
  * it started with.  The -tsan and -asan builds of this program are the
- * sanitizer runs; the plain one runs on a host without RDMA as a skip.
+ * sanitizer runs.  The device is the one the harness set up
+ * (DAXLEASE_RDMA_DEV, else the first one): when it cannot be opened the
+ * program fails ("rdma_device") instead of skipping what it is for.
  *
  * usage: threads_rxe [--seconds N] [--threads N]
  */
@@ -192,21 +194,40 @@ static int make_file(const char *path, size_t size)
 	return ret ? -1 : 0;
 }
 
-static void open_rdma(void)
+/* ctx and pd on DAXLEASE_RDMA_DEV (or the first device); else why */
+static void open_rdma(char *why, size_t len)
 {
 	const char *want = getenv("DAXLEASE_RDMA_DEV");
 	struct ibv_device **list;
-	int i, n;
+	int i, n = 0;
 
 	list = ibv_get_device_list(&n);
-	if (!list)
+	if (!list) {
+		snprintf(why, len, "ibv_get_device_list: %s", strerror(errno));
 		return;
-	for (i = 0; i < n && !ctx; i++)
-		if (!want || !strcmp(ibv_get_device_name(list[i]), want))
-			ctx = ibv_open_device(list[i]);
+	}
+	snprintf(why, len, "no RDMA device %s among the %d listed",
+		 want ? want : "(the first device)", n);
+	for (i = 0; i < n; i++) {
+		if (want && strcmp(ibv_get_device_name(list[i]), want))
+			continue;
+		errno = 0;
+		ctx = ibv_open_device(list[i]);
+		if (!ctx)
+			snprintf(why, len, "ibv_open_device(%s): %s",
+				 ibv_get_device_name(list[i]),
+				 strerror(errno ? errno : ENODEV));
+		break;
+	}
 	ibv_free_device_list(list);
-	if (ctx)
-		pd = ibv_alloc_pd(ctx);
+	if (!ctx)
+		return;
+	errno = 0;
+	pd = ibv_alloc_pd(ctx);
+	if (!pd)
+		snprintf(why, len, "ibv_alloc_pd on %s: %s",
+			 ibv_get_device_name(ctx->device),
+			 strerror(errno ? errno : ENOMEM));
 }
 
 static void run_phase(const char *name, struct worker *w, double secs)
@@ -281,11 +302,10 @@ int main(int argc, char **argv)
 	}
 
 	dtest_begin("threads_rxe");
-	open_rdma();
+	open_rdma(why, sizeof(why));
 	if (!pd) {
-		dtest_skip("threads", "no RDMA device%s%s (runs in the guest on rxe)",
-			   getenv("DAXLEASE_RDMA_DEV") ? " " : "",
-			   getenv("DAXLEASE_RDMA_DEV") ?: "");
+		dtest_fail("rdma_device", "%s: nothing to run the threads on",
+			   why);
 		return dtest_end();
 	}
 	if (ibv_dax_query_caps(ctx, &caps)) {

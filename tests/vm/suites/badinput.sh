@@ -12,8 +12,10 @@ usage()
 	cat <<USAGE
 usage: $0
   Runs inside the test VM (tests/vm/run.sh --suites badinput); needs the
-  DAXLEASE_* environment of the harness.  Alone on a host it runs the
-  cases that need no RDMA device.
+  DAXLEASE_* environment of the harness, its RDMA device above all: a
+  device that cannot be opened fails the suite (badinput/rdma_device),
+  it does not skip the cases that need one.  On a host without RDMA,
+  'badinput --no-device' runs the cases that need no device.
 USAGE
 }
 case "${1:-}" in -h|--help) usage; exit 0 ;; "") ;; *) usage >&2; exit 2 ;; esac

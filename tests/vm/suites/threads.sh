@@ -12,7 +12,9 @@ usage()
 {
 	cat <<USAGE
 usage: $0
-  Runs inside the test VM (tests/vm/run.sh --suites threads).
+  Runs inside the test VM (tests/vm/run.sh --suites threads) on the
+  harness's RDMA device (DAXLEASE_RDMA_DEV): one that cannot be opened
+  fails the suite (threads_rxe/rdma_device), it is no skip.
   DAXLEASE_THREADS_SECONDS (default 60), DAXLEASE_THREADS (default 8).
 USAGE
 }
