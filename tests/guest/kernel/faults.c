@@ -3,13 +3,16 @@
  * dl-faults-test: the kernel half of issue 6 on the patched kernel.
  *  - two processes register one file: the layout lease is read-level, so
  *    both hold it and both pin; truncate fails until both MRs are gone;
- *  - a conflicting write lease makes registration fail with EAGAIN;
+ *  - a conflicting write lease makes registration fail with EAGAIN and
+ *    leaves that lease, and nothing of ours;
  *  - kill -9 at fixed stages (lease taken, MR registered, lease released)
  *    and at random points of a register/deregister loop leaves no lease,
- *    no pin and no /proc/<pid>/file_pins entry anywhere;
- *  - fork() after registration: the child gets no usable lease (no pin,
- *    no lease release, ETXTBSY not EDEADLOCK) and does not hurt the
- *    parent's MR or lease; exec() after registration releases it all;
+ *    no pin and no /proc/<pid>/file_pins entry anywhere; every child
+ *    must start, register without failure and die by the kill;
+ *  - fork() after registration: the child gets no usable lease (a pin
+ *    with an inherited descriptor that carries the parent's lease is
+ *    refused, no lease release, ETXTBSY not EDEADLOCK) and does not hurt
+ *    the parent's MR or lease; exec() after registration releases it all;
  *  - RDMA WRITE + ibv_dax_mr_persist, unmount, mount: the data is there.
  *
  * usage: dl-faults-test [--iterations N]
@@ -24,6 +27,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -235,6 +239,39 @@ out:
 
 /* ---- a conflicting write lease ---------------------------------------- */
 
+/*
+ * The LEASE lines of /proc/locks on path's inode: how many in all, and
+ * in *of_pid how many pid holds.  lock_get_status() prints "1: LEASE
+ * ACTIVE    WRITE 123 fd:00:12 0 EOF", with BREAKING and the type the
+ * break goes to while a break is pending.  -errno if unreadable.
+ */
+static int lease_lines(const char *path, pid_t pid, int *of_pid)
+{
+	char line[512], want[64];
+	struct stat st;
+	int n = 0, p;
+	FILE *f;
+
+	*of_pid = 0;
+	if (stat(path, &st))
+		return -errno;
+	snprintf(want, sizeof(want), " %02x:%02x:%llu ", major(st.st_dev),
+		 minor(st.st_dev), (unsigned long long)st.st_ino);
+	f = fopen("/proc/locks", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "LEASE") || !strstr(line, want) ||
+		    strstr(line, "->"))
+			continue;
+		n++;
+		if (sscanf(line, "%*d: %*s %*s %*s %d", &p) == 1 && p == pid)
+			(*of_pid)++;
+	}
+	fclose(f);
+	return n;
+}
+
 static void t_write_lease(const struct kt_fs *fs)
 {
 	const char *path = kt_path(fs, "wrlease");
@@ -286,10 +323,20 @@ static void t_write_lease(const struct kt_fs *fs)
 		    mr ? "" : ibv_dax_errmsg());
 	if (mr)
 		ibv_dereg_dax_mr(mr);
-	ret = kt_count_leases(path);
-	dtest_check(kt_name("f_write_lease_nothing_left", fs), ret <= 1,
-		    "%d lease line(s) for the file: only the other process's may remain",
-		    ret);
+	/*
+	 * Nothing of ours may be left, and the other process's lease must
+	 * still be there: zero lines would mean the refused registration
+	 * took it away (or that the count could not be read).
+	 */
+	{
+		int theirs;
+
+		ret = lease_lines(path, pid, &theirs);
+		dtest_check(kt_name("f_write_lease_nothing_left", fs),
+			    ret == 1 && theirs == 1,
+			    "%d lease line(s) for the file, %d of the other process %d (want exactly its one)",
+			    ret, theirs, (int)pid);
+	}
 out:
 	close(done[1]);
 	close(ready[0]);
@@ -380,22 +427,30 @@ static void t_kill9_random(const struct kt_fs *fs)
 {
 	const char *path = kt_path(fs, "kill9rand");
 	const char *name = kt_name("f_kill9_random", fs);
-	int i, bad = 0, ret, leases;
+	int i, bad = 0, ret, leases, st;
 	char first[1024] = "", pins[512];
 	unsigned int seed = 0x9e3779b9u;
-	unsigned long *regs;
+	/*
+	 * Shared with the children: the registrations they completed (the
+	 * kills must hit MRs) and the ones that failed, which nothing in
+	 * this loop excuses: no other process holds the file.
+	 */
+	struct {
+		unsigned long regs, fails;
+		int err;
+		char msg[256];
+	} *sh;
 	long window_ms;
 	int ready[2];
 	pid_t pid, pp;
 
-	/* registrations the children completed: the kills must hit MRs */
-	regs = mmap(NULL, sizeof(*regs), PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (regs == MAP_FAILED) {
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED) {
 		dtest_fail(name, "mmap: %s", strerror(errno));
 		return;
 	}
-	*regs = 0;
+	memset(sh, 0, sizeof(*sh));
 
 	/*
 	 * Kill within 0..3x the time one registration + deregistration
@@ -417,7 +472,7 @@ static void t_kill9_random(const struct kt_fs *fs)
 		if (!mr) {
 			dtest_fail(name, "a registration in the parent failed: %s",
 				   ibv_dax_errmsg());
-			munmap(regs, sizeof(*regs));
+			munmap(sh, sizeof(*sh));
 			unlink(path);
 			return;
 		}
@@ -448,8 +503,8 @@ static void t_kill9_random(const struct kt_fs *fs)
 			alarm(120);
 			close(ready[0]);
 			if (kt_dev_open(&d, false))
-				_exit(1);
-			if (write(ready[1], &c, 1) != 1)
+				c = 'n';
+			if (write(ready[1], &c, 1) != 1 || c != 'y')
 				_exit(1);
 			for (;;) {
 				struct ibv_mr *mr =
@@ -458,9 +513,14 @@ static void t_kill9_random(const struct kt_fs *fs)
 						       IBV_DAX_MR_RELEASE_LEASE : 0);
 
 				if (mr) {
-					__atomic_add_fetch(regs, 1,
+					__atomic_add_fetch(&sh->regs, 1,
 							   __ATOMIC_SEQ_CST);
 					ibv_dereg_dax_mr(mr);
+				} else if (__atomic_fetch_add(&sh->fails, 1,
+							      __ATOMIC_SEQ_CST) == 0) {
+					sh->err = errno;
+					snprintf(sh->msg, sizeof(sh->msg), "%s",
+						 ibv_dax_errmsg());
 				}
 			}
 		}
@@ -471,13 +531,30 @@ static void t_kill9_random(const struct kt_fs *fs)
 			if (read(ready[0], &c, 1) != 1)
 				c = 0;
 			close(ready[0]);
+			/* a child that could not start is no kill at all */
+			if (c != 'y') {
+				kill(pid, SIGKILL);
+				waitpid(pid, NULL, 0);
+				if (!bad++)
+					snprintf(first, sizeof(first),
+						 "iteration %d: the child could not open the RDMA device",
+						 i);
+				continue;
+			}
 		}
 		seed = seed * 1103515245u + 12345u;
 		delay.tv_sec = ((seed >> 8) % window_ms) / 1000;
 		delay.tv_nsec = ((seed >> 8) % window_ms) % 1000 * 1000000L;
 		nanosleep(&delay, NULL);
 		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+		waitpid(pid, &st, 0);
+		/* the kill, not an exit or another signal, must end it */
+		if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL) {
+			if (!bad++)
+				snprintf(first, sizeof(first),
+					 "iteration %d: the child ended before the kill (status 0x%x)",
+					 i, st);
+		}
 
 		for (int t = 0; t < 30; t++) {
 			leases = kt_count_leases(path);
@@ -495,11 +572,14 @@ static void t_kill9_random(const struct kt_fs *fs)
 					 (int)pp, pp ? pins : "", kt_res_name(ret));
 		}
 	}
-	dtest_check(name, bad == 0 && *regs > 0,
-		    "%d of %d kill -9 at random points (0..%ld ms) of a reg/dereg loop left something behind (%lu registrations completed in all)%s%s",
-		    bad, iterations, window_ms, *regs, bad ? ": " : "",
-		    first);
-	munmap(regs, sizeof(*regs));
+	dtest_check(name, bad == 0 && sh->regs > 0 && sh->fails == 0,
+		    "%d of %d kill -9 at random points (0..%ld ms) of a reg/dereg loop went wrong (%lu registrations completed, %lu failed%s%s%s%s)%s%s",
+		    bad, iterations, window_ms, sh->regs, sh->fails,
+		    sh->fails ? ", first: " : "",
+		    sh->fails ? strerror(sh->err) : "",
+		    sh->fails ? " " : "", sh->fails ? sh->msg : "",
+		    bad ? ": " : "", first);
+	munmap(sh, sizeof(*sh));
 	unlink(path);
 }
 
@@ -515,15 +595,19 @@ enum fork_check {
 };
 
 /*
- * In a forked child: find the descriptor the library leased (inherited,
- * same open file as the parent's) and offer it as DAX_FD.  The lease
- * belongs to the parent's process, so the pin must be refused.
+ * In a forked child: offer every inherited descriptor of path that
+ * carries the parent's exclusive layout lease as DAX_FD.  The library
+ * closes its own in the child, so the parent leaves one of its own open
+ * on purpose (leased); whatever the child inherits, the lease belongs
+ * to the parent's process and each pin must be refused with EPERM.
+ * ENOENT if no leased descriptor was inherited: the kernel was never
+ * asked, which is a failed setup, not a pass.
  */
 static int pin_inherited(struct kt_dev *d, const char *path)
 {
 	char rp[4096], link[64], target[4096];
 	struct kt_raw_mr raw;
-	int fd, ret = ENOENT;
+	int fd, ret, tried = 0;
 	ssize_t n;
 	void *map;
 
@@ -548,9 +632,11 @@ static int pin_inherited(struct kt_dev *d, const char *path)
 		if (!ret)
 			kt_destroy_mr(d, raw.handle);
 		munmap(map, KT_PIN_LEN);
-		return ret;
+		if (ret != EPERM)
+			return ret;
+		tried++;
 	}
-	return ret;
+	return tried ? EPERM : ENOENT;
 }
 
 static void t_fork(const struct kt_fs *fs)
@@ -563,7 +649,7 @@ static void t_fork(const struct kt_fs *fs)
 		"f_fork_child_dereg_ok",
 	};
 	const char *path = kt_path(fs, "fork");
-	int res[FC_NUM], pfd[2], i, ret;
+	int res[FC_NUM], pfd[2], i, ret, lfd, qret;
 	struct ibv_dax_mr_attr qa;
 	struct ibv_mr *mr;
 	pid_t pid;
@@ -575,6 +661,24 @@ static void t_fork(const struct kt_fs *fs)
 			   strerror(errno), ibv_dax_errmsg());
 		if (mr)
 			ibv_dereg_dax_mr(mr);
+		unlink(path);
+		return;
+	}
+	/*
+	 * A leased descriptor for the child to inherit (not close-on-exec,
+	 * not the library's): exclusive layout leases of one process on two
+	 * open files of the inode coexist.
+	 */
+	lfd = open(path, O_RDWR);
+	if (lfd < 0 || fcntl(lfd, F_SETLEASE, F_LAYOUT | F_EXCLUSIVE)) {
+		dtest_fail(kt_name("f_fork_setup", fs),
+			   "a second leased descriptor of %s: %s", path,
+			   strerror(errno));
+		if (lfd >= 0)
+			close(lfd);
+		close(pfd[0]);
+		close(pfd[1]);
+		ibv_dereg_dax_mr(mr);
 		unlink(path);
 		return;
 	}
@@ -615,25 +719,21 @@ static void t_fork(const struct kt_fs *fs)
 			EPERM, ETXTBSY, EPERM, EPERM, 0,
 		};
 
-		for (i = 0; i < FC_NUM; i++) {
-			/*
-			 * The library closes its descriptors in the child
-			 * (ENOENT: none inherited); if one were, the kernel
-			 * must refuse the pin (EPERM).
-			 */
-			bool ok = res[i] == want[i] ||
-				  (i == FC_PIN_EPERM && res[i] == ENOENT);
-
-			dtest_check(kt_name(names[i], fs), ok,
+		for (i = 0; i < FC_NUM; i++)
+			dtest_check(kt_name(names[i], fs), res[i] == want[i],
 				    "in the child: %s (want %s%s)",
 				    kt_res_name(res[i]), kt_res_name(want[i]),
 				    i == FC_PIN_EPERM ?
-					    ", or ENOENT: no leased descriptor inherited" :
+					    " for every inherited descriptor with the parent's layout lease; ENOENT: none inherited, the kernel was not asked" :
 					    "");
-		}
 	}
 	close(pfd[0]);
 	waitpid(pid, NULL, 0);
+	if (fcntl(lfd, F_SETLEASE, F_UNLCK))
+		dtest_fail(kt_name("f_fork_setup", fs),
+			   "F_UNLCK of the second descriptor: %s",
+			   strerror(errno));
+	close(lfd);
 
 	/* the parent's MR and lease are untouched */
 	ret = kt_rdma_write_pattern(&dev, (uintptr_t)mr->addr, mr->rkey,
@@ -645,13 +745,15 @@ static void t_fork(const struct kt_fs *fs)
 		    "RDMA WRITE into the parent's MR after the child exited: %s",
 		    why);
 	memset(&qa, 0, sizeof(qa));
-	ibv_query_dax_mr(mr, &qa);
+	qret = ibv_query_dax_mr(mr, &qa);
 	ret = kt_child_op(path, KT_OP_TRUNCATE, 6 * KT_MIB);
 	i = kt_count_leases(path);
 	dtest_check(kt_name("f_fork_parent_lease_intact", fs),
-		    qa.lease_held == 1 && ret == ETXTBSY && i == 1,
-		    "lease_held %d, %d LEASE line(s), truncate of the tail %s (want 1, 1, ETXTBSY)",
-		    qa.lease_held, i, kt_res_name(ret));
+		    qret == 0 && qa.lease_held == 1 && ret == ETXTBSY &&
+			    i == 1,
+		    "query %s, lease_held %d, %d LEASE line(s), truncate of the tail %s (want ok, 1, 1, ETXTBSY)",
+		    qret ? ibv_dax_errmsg() : "ok", qa.lease_held, i,
+		    kt_res_name(ret));
 	ret = ibv_dereg_dax_mr(mr);
 	dtest_check(kt_name("f_fork_parent_dereg", fs), ret == 0,
 		    "ibv_dereg_dax_mr in the parent: %s",

@@ -136,7 +136,7 @@ static void t_fs(const struct kt_fs *fs)
 	struct ibv_dax_mr_attr qa;
 	struct ibv_mr *mr;
 	char buf[4096];
-	int ret;
+	int ret, qret;
 
 	ret = kt_make_file(path, KT_FILE_SIZE, 0x11);
 	if (ret) {
@@ -168,13 +168,20 @@ static void t_fs(const struct kt_fs *fs)
 		check_pins(kt_name("lp_file_pins", fs), path);
 
 		ret = ibv_dax_mr_release_lease(mr);
+		/*
+		 * lease_held 0 counts only from a query that succeeded: the
+		 * memset's 0 would pass for it otherwise.  Start from a
+		 * value the query must overwrite.
+		 */
 		memset(&qa, 0, sizeof(qa));
-		ibv_query_dax_mr(mr, &qa);
+		qa.lease_held = -1;
+		qret = ibv_query_dax_mr(mr, &qa);
 		dtest_check(kt_name("lp_release_lease_call", fs),
-			    ret == 0 && qa.lease_held == 0 &&
+			    ret == 0 && qret == 0 && qa.lease_held == 0 &&
 				    ibv_dax_mr_release_lease(mr) == 0,
-			    "ibv_dax_mr_release_lease: %s, lease_held %d, second call idempotent",
-			    ret ? strerror(errno) : "ok", qa.lease_held);
+			    "ibv_dax_mr_release_lease: %s, query: %s, lease_held %d, second call idempotent",
+			    ret ? strerror(errno) : "ok",
+			    qret ? ibv_dax_errmsg() : "ok", qa.lease_held);
 		ret = kt_child_op(path, KT_OP_TRUNCATE, KT_PIN_LEN / 2);
 		dtest_check(kt_name("lp_pins_block_truncate", fs),
 			    ret == ETXTBSY,
