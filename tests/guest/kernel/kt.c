@@ -6,12 +6,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -821,6 +823,156 @@ int kt_kmsg_scan(uint64_t mark, char *first, size_t len)
 
 	ret = kmsg_scan(mark, &last, first, len, &nbad);
 	return ret ? -ret : nbad;
+}
+
+int kt_run(char *const argv[], char *out, size_t outlen, int timeout)
+{
+	struct timespec t0, t1;
+	int pfd[2], status = 0;
+	size_t len = 0;
+	bool done = false;
+	pid_t pid;
+
+	out[0] = '\0';
+	if (pipe2(pfd, O_CLOEXEC)) {
+		snprintf(out, outlen, "pipe: %s", strerror(errno));
+		return KT_CRASH;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		snprintf(out, outlen, "fork: %s", strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		return KT_CRASH;
+	}
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		execvp(argv[0], argv);
+		dprintf(2, "exec %s: %s", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(pfd[1]);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+		char buf[1024];
+		ssize_t n;
+
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (t1.tv_sec - t0.tv_sec > timeout)
+			break;
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		n = read(pfd[0], buf, sizeof(buf));
+		if (n <= 0) {
+			done = true;
+			break;
+		}
+		/* keep the tail: the checkers say what is wrong last */
+		if (len + n >= outlen) {
+			size_t drop = len + n - (outlen - 1);
+
+			if (drop > len)
+				drop = len;
+			memmove(out, out + drop, len - drop);
+			len -= drop;
+		}
+		if ((size_t)n > outlen - 1 - len)
+			n = outlen - 1 - len;
+		memcpy(out + len, buf, n);
+		len += n;
+		out[len] = '\0';
+	}
+	close(pfd[0]);
+	if (!done) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		return KT_HANG;
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return KT_CRASH;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return KT_CRASH;
+}
+
+/* Type and dax option of the file system mounted on dir */
+static int mounted_as(const char *dir, char *type, size_t tlen, char *opt,
+		      size_t olen)
+{
+	char line[1024], mdir[512], mtype[64], opts[512], *tok, *save;
+	bool found = false;
+	FILE *f;
+
+	f = fopen("/proc/mounts", "re");
+	if (!f)
+		return errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*s %511s %63s %511s", mdir, mtype, opts) != 3 ||
+		    strcmp(mdir, dir))
+			continue;
+		/* the last mount on dir is the visible one */
+		found = true;
+		snprintf(type, tlen, "%s", mtype);
+		opt[0] = '\0';
+		for (tok = strtok_r(opts, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save))
+			if (!strncmp(tok, "dax", 3))
+				snprintf(opt, olen, "%s", tok);
+	}
+	fclose(f);
+	return found ? 0 : ENOENT;
+}
+
+int kt_fsck(const struct kt_fs *fs, bool remount, char *out, size_t outlen)
+{
+	char type[64], opt[64], log[2048];
+	char *e2[] = { "e2fsck", "-fn", (char *)fs->dev, NULL };
+	char *xfs[] = { "xfs_repair", "-n", (char *)fs->dev, NULL };
+	int i, ret;
+
+	ret = mounted_as(fs->dir, type, sizeof(type), opt, sizeof(opt));
+	if (ret) {
+		snprintf(out, outlen, "%s is not mounted: %s", fs->dir,
+			 strerror(ret));
+		return ret;
+	}
+	sync();
+	for (i = 0; i < 50; i++) {
+		ret = umount2(fs->dir, 0) ? errno : 0;
+		if (ret != EBUSY)
+			break;
+		/* the last fput of a killed child may be deferred */
+		usleep(100 * 1000);
+	}
+	if (ret) {
+		snprintf(out, outlen, "umount %s: %s", fs->dir, strerror(ret));
+		return ret;
+	}
+	if (!strcmp(type, "xfs"))
+		ret = kt_run(xfs, log, sizeof(log), 300);
+	else
+		ret = kt_run(e2, log, sizeof(log), 300);
+	if (ret == 0)
+		snprintf(out, outlen, "%s -n of %s (%s): clean", !strcmp(type, "xfs") ?
+			 "xfs_repair" : "e2fsck -f", fs->dev, type);
+	else
+		snprintf(out, outlen, "%s of %s (%s) exited %d: %s",
+			 !strcmp(type, "xfs") ? "xfs_repair -n" : "e2fsck -fn",
+			 fs->dev, type, ret, kt_oneline(log));
+	if (ret)
+		ret = ret > 0 && ret != 8 && ret != 127 ? EUCLEAN : EIO;
+	if (remount && mount(fs->dev, fs->dir, type, 0, opt[0] ? opt : NULL)) {
+		int err = errno;
+		size_t l = strlen(out);
+
+		snprintf(out + l, outlen - l, "; mount -t %s -o %s %s %s: %s (left unmounted)",
+			 type, opt, fs->dev, fs->dir, strerror(err));
+		return ret ? ret : err;
+	}
+	return ret;
 }
 
 const char *kt_name(const char *base, const struct kt_fs *fs)

@@ -223,6 +223,25 @@ int kt_kmsg_scan(uint64_t mark, char *first, size_t len);
 /* Prints up to max kernel log records from the first report after mark */
 void kt_kmsg_dump(uint64_t mark, int max);
 
+/*
+ * Runs argv (looked up in PATH) with stdout and stderr into out (its last
+ * outlen - 1 bytes, NUL-terminated), bounded by timeout seconds.  The exit
+ * status (127: it could not be started), or KT_HANG (killed at the
+ * bound), KT_CRASH (killed by a signal, or no fork: out says why).
+ */
+int kt_run(char *const argv[], char *out, size_t outlen, int timeout);
+
+/*
+ * The file system checker on fs: unmounts fs->dir (retrying for a few
+ * seconds while it is busy), runs "e2fsck -fn" (ext2, ext3, ext4) or
+ * "xfs_repair -n" (xfs) on fs->dev and, with remount, mounts it again with
+ * the type and the dax option it had.  0 if the checker found nothing;
+ * EUCLEAN if it did (out: its last lines); else the errno of the step
+ * that failed, named in out.  Every file of the file system must be
+ * closed, unmapped and unpinned.
+ */
+int kt_fsck(const struct kt_fs *fs, bool remount, char *out, size_t outlen);
+
 /* test name with fs suffix: "<base>_<fs>" in a static buffer */
 const char *kt_name(const char *base, const struct kt_fs *fs);
 
