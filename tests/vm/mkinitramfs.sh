@@ -4,7 +4,8 @@
 # Build the test VM's initramfs from the host's Debian packages and this
 # project's build.  The image is three concatenated gzip'd cpio archives
 # (the kernel unpacks them in order):
-#   base     busybox, kmod, ndctl/daxctl, mkfs.ext4/xfs, iproute2, rdma,
+#   base     busybox, kmod, ndctl/daxctl, mkfs.ext2/ext4/xfs, e2fsck,
+#            xfs_repair, xfs_io, iproute2, rdma,
 #            ibverbs-utils, rdmacm-utils, strace, python3 + pyverbs, the rxe
 #            provider, with their shared libraries; valgrind memcheck with
 #            the debug symbols of ld.so (libc6-dbg); cached, keyed by this
@@ -60,7 +61,7 @@ BASE_PKGS="busybox-static kmod ndctl daxctl libndctl6 libdaxctl1 e2fsprogs
  python3.11-minimal libpython3.11-stdlib libpython3.11-minimal
  python3-pyverbs libpmem2-1 libpmem1 valgrind libc6-dbg"
 BASE_BINS="/usr/bin/bash /usr/bin/kmod /usr/bin/ndctl /usr/bin/daxctl /sbin/mke2fs
- /sbin/mkfs.ext4 /sbin/tune2fs /sbin/dumpe2fs /sbin/debugfs /sbin/e2fsck
+ /sbin/mkfs.ext4 /sbin/mkfs.ext2 /sbin/tune2fs /sbin/dumpe2fs /sbin/debugfs /sbin/e2fsck
  /sbin/mkfs.xfs /usr/sbin/xfs_io /usr/sbin/xfs_db /sbin/xfs_repair
  /bin/ip /usr/bin/rdma /usr/bin/strace /bin/findmnt /usr/bin/fallocate
  /usr/sbin/filefrag /bin/mount /bin/umount /usr/bin/ibv_devices

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # Run guest suites in the daxlease test VM: build and install the project
-# (prefix /opt/daxlease), build the initramfs, boot QEMU TCG with three
-# emulated NVDIMMs (ext4-dax, xfs-dax, devdax) and rxe, and decide from the
+# (prefix /opt/daxlease), build the initramfs, boot QEMU TCG with four
+# emulated NVDIMMs (ext4-dax, xfs-dax, devdax, and a spare fsdax namespace
+# the attacks suite formats itself) and rxe, and decide from the
 # JSON-lines results the guest writes to its second serial port
 # (OUT/results.jsonl; partial results survive a hang).  A guest that does
 # not power off within --timeout is killed and the run fails.
@@ -108,7 +109,7 @@ timeout 900 bash "$here/mkinitramfs.sh" --build-dir "$build" \
 # system the host writes the dirty pages back while the guest runs (the
 # benchmark's 390 MiB file, ext4's journal), disk I/O that a test run
 # does not need; tmpfs has no writeback.
-nv_bytes=$((3 * 512 * 1024 * 1024))
+nv_bytes=$((4 * 512 * 1024 * 1024))
 nvdir=${DAXLEASE_VM_NVDIMM_DIR:-}
 if [ -z "$nvdir" ] && [ -d /dev/shm ] && [ -w /dev/shm ] &&
    [ "$(df -P -B1 /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')" -gt $((nv_bytes * 2)) ] 2>/dev/null; then
@@ -119,7 +120,8 @@ fi
 mkdir -p "$nvdir"
 phase "NVDIMM images in $nvdir ($(df -P "$nvdir" | awk 'NR == 2 { print $1 }'))"
 nv_args=()
-for i in 0 1 2; do
+# pmem0 ext4, pmem1 xfs, dax2.0, pmem3 spare (setup-guest.sh)
+for i in 0 1 2 3; do
 	img=$nvdir/nvdimm$i.img
 	rm -f "$img"
 	truncate -s 512M "$img"

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # Guest setup of the daxlease test VM, run by /init before the suites:
-# modules (stock kernel), three NVDIMM namespaces (pmem0 fsdax + ext4 -o dax
-# on /mnt/ext4, pmem1 fsdax + xfs dax=always on /mnt/xfs, the third devdax),
+# modules (stock kernel), four NVDIMM namespaces (pmem0 fsdax + ext4 -o dax
+# on /mnt/ext4, pmem1 fsdax + xfs dax=always on /mnt/xfs, the third devdax,
+# the fourth fsdax and not mounted: the spare the attacks suite formats),
 # rxe0 over a dummy netdev, the RoCE v2 GID index; writes the suite
 # environment to /run/daxlease.env.  Each step is a result of suite
 # "setup"; a failed step fails the run but the suites still run.
@@ -23,6 +24,7 @@ xfs_mnt=/mnt/xfs
 ext4_dev=
 xfs_dev=
 devdax=
+spare_dev=
 gid_index=
 log=/run/setup.log
 
@@ -84,7 +86,7 @@ setup_nvdimm()
 
 	for _ in $(seq 50); do
 		n=$(ls -d /sys/bus/nd/devices/namespace*.0 2>/dev/null | wc -l)
-		[ "$n" -ge 3 ] && break
+		[ "$n" -ge 4 ] && break
 		sleep 0.1
 	done
 	# shellcheck disable=SC2207 # namespace names have no blanks
@@ -104,6 +106,25 @@ setup_nvdimm()
 	done
 	echo "ext4 on $ext4_dev, xfs on $xfs_dev, devdax $devdax"
 	[ -b "$ext4_dev" ] && [ -b "$xfs_dev" ] && [ -c "$devdax" ]
+}
+
+# The fourth namespace: fsdax, no file system (the attacks suite makes
+# ext2, xfs with reflink and ext4 on it in turn).  After the first three,
+# so that they keep their names (pmem0, pmem1, dax2.0).
+setup_spare()
+{
+	local ns _
+
+	ns=$(ls -d /sys/bus/nd/devices/namespace*.0 2>/dev/null | sort -V |
+	     sed -n '4s,.*/,,p')
+	[ -n "$ns" ] || { echo "no fourth NVDIMM namespace"; return 1; }
+	spare_dev=/dev/$(make_namespace "$ns" fsdax) || return 1
+	for _ in $(seq 50); do
+		[ -b "$spare_dev" ] && break
+		sleep 0.1
+	done
+	echo "spare fsdax namespace $ns: $spare_dev (not mounted)"
+	[ -b "$spare_dev" ]
 }
 
 # ext4 as made for pmem (PMDK's and the kernel's DAX advice): a 2 MiB
@@ -162,6 +183,7 @@ step modules load_modules
 step nvdimm setup_nvdimm && {
 	step ext4-dax mount_ext4
 	step xfs-dax mount_xfs
+	step spare setup_spare
 }
 step rxe setup_rxe && step roce-gid find_gid
 
@@ -180,6 +202,7 @@ export DAXLEASE_XFS='$xfs_mnt'
 export DAXLEASE_EXT4_DEV='$ext4_dev'
 export DAXLEASE_XFS_DEV='$xfs_dev'
 export DAXLEASE_DEVDAX='$devdax'
+export DAXLEASE_SPARE_DEV='$spare_dev'
 export DAXLEASE_RDMA_DEV=rxe0
 export DAXLEASE_GID_INDEX='${gid_index:-0}'
 export DAXLEASE_PREFIX=/opt/daxlease
