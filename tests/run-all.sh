@@ -58,8 +58,9 @@ step_vm_patched() {
 	local kernel
 
 	kernel=$(bash "$top/kernel-headers/build-kernel.sh" --print-path)
-	bash "$top/tests/vm/run.sh" --kernel "$kernel" \
-		--suites kernel,leasepath,faults,tools,badinput,threads --out "$out/vm-patched"
+	# attacks adds some minutes on the debug kernel: a longer bound
+	bash "$top/tests/vm/run.sh" --kernel "$kernel" --timeout 3600 \
+		--suites kernel,leasepath,faults,attacks,tools,badinput,threads --out "$out/vm-patched"
 }
 step_packages() { bash "$top/.ci/packages.sh"; }
 step_reliability() { bash "$top/tests/reliability/run.sh"; }
