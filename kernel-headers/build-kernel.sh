@@ -173,9 +173,11 @@ bounded 600 tar -xJf "$tarball" -C "$work" --strip-components=1 ||
 for p in "${patches[@]}"; do
 	log "applying $p"
 	echo "=== patch -p1 < $p" >> "$blog"
-	bounded 120 patch -p1 --forward --batch -d "$work" -i "$pdir/$p" ||
-		failed "$p does not apply"
-	# fuzz or offsets are fine; rejects or leftovers are not
+	# zero fuzz: a hunk that only applies with fuzz may have landed in
+	# the wrong place; offsets are fine, rejects and leftovers are not
+	bounded 120 patch -p1 --forward --batch --fuzz=0 -d "$work" \
+		-i "$pdir/$p" >> "$blog" 2>&1 ||
+		failed "$p does not apply without fuzz"
 	if find "$work" -name '*.rej' -o -name '*.orig' | grep -q .; then
 		failed "$p left .rej/.orig files"
 	fi
