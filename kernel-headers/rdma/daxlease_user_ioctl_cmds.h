@@ -2,12 +2,21 @@
 /*
  * uverbs ioctl ids added by the daxlease kernel series.
  *
- * UVERBS_METHOD_REG_MR and its attribute ids carry the numbers upstream
- * Linux later gave them (method after UVERBS_METHOD_REG_DMABUF_MR on
- * UVERBS_OBJECT_MR); daxlease appends its own attributes after the last
- * upstream id.  The names carry a DAXLEASE_ prefix so that this header
- * can sit next to a newer <rdma/ib_user_ioctl_cmds.h> that already
- * declares the upstream enumerators.
+ * UVERBS_METHOD_REG_MR and its attribute ids 0-10 carry the numbers
+ * upstream Linux later gave them (method after UVERBS_METHOD_REG_DMABUF_MR
+ * on UVERBS_OBJECT_MR, with the same meaning for every attribute).  The
+ * daxlease attributes are the only ids this series invents, and they sit
+ * at the top of the driver namespace (UVERBS_ID_NS_SHIFT): the core never
+ * assigns ids there, so a later upstream attribute cannot take their
+ * numbers, and drivers number theirs from the bottom (UVERBS_ATTR_UHW
+ * takes the first two).
+ * User space sends them with UVERBS_ATTR_F_MANDATORY, so a kernel that
+ * does not know them (stock, or upstream's own REG_MR) refuses the call
+ * with EPROTONOSUPPORT instead of registering without the file pin.
+ *
+ * The names carry a DAXLEASE_ prefix so that this header can sit next to
+ * a newer <rdma/ib_user_ioctl_cmds.h> that already declares the upstream
+ * enumerators.
  *
  * This file is the single source of these numbers: the kernel series
  * installs it verbatim as include/uapi/rdma/daxlease_user_ioctl_cmds.h.
@@ -34,12 +43,16 @@ enum daxlease_uverbs_attrs_reg_mr_cmd_attr_ids {
 	DAXLEASE_UVERBS_ATTR_REG_MR_FD_OFFSET,		/* u64; unused */
 	DAXLEASE_UVERBS_ATTR_REG_MR_RESP_LKEY,		/* u32 out */
 	DAXLEASE_UVERBS_ATTR_REG_MR_RESP_RKEY,		/* u32 out */
-	/* daxlease additions */
+	/*
+	 * daxlease additions: the two highest ids of the driver namespace
+	 * (the uverbs key space takes ids 0-30 after the namespace bit)
+	 */
 	/*
 	 * s32 fd of the FS-DAX file that backs [ADDR, ADDR + LENGTH); the
-	 * caller must hold an F_LAYOUT | F_EXCLUSIVE lease on it.
+	 * caller must hold an F_LAYOUT | F_EXCLUSIVE lease set through this
+	 * open file.
 	 */
-	DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD,
+	DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD = (1U << UVERBS_ID_NS_SHIFT) | 29,
 	/* u64 file offset that ADDR maps */
 	DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD_OFFSET,
 };

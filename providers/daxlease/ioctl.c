@@ -141,10 +141,11 @@ int dl_ioctl_probe_reg_mr(int cmd_fd, uint32_t driver_id)
 
 	/*
 	 * Only DAX_FD, mandatory: stock 6.1 does not know the method and a
-	 * kernel with upstream's REG_MR (6.16+, same method id) does not
-	 * know the attribute, both answer EPROTONOSUPPORT; the daxlease
-	 * kernel accepts DAX_FD and then fails the missing mandatory
-	 * attributes with EINVAL.  Nothing is created either way.
+	 * kernel with upstream's REG_MR (6.17+, same method id) does not
+	 * know the attribute (a driver-namespace id that upstream's core
+	 * never assigns), both answer EPROTONOSUPPORT; the daxlease kernel
+	 * accepts DAX_FD and then fails the missing mandatory attributes
+	 * with EINVAL.  Nothing is created either way.
 	 */
 	dl_ioctl_init(&cmd, UVERBS_OBJECT_MR, DAXLEASE_UVERBS_METHOD_REG_MR,
 		      driver_id);
