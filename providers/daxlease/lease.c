@@ -88,6 +88,10 @@ int dl_lease_take(int fd, const char *path)
 		return dl_err(EINVAL,
 			      "kernel refuses F_SETLEASE(F_LAYOUT|F_EXCLUSIVE) on %s: no layout-lease support (apply kernel-headers/patches/linux-6.1) or leases disabled (sysctl fs.leases-enable)",
 			      path);
+	case EOPNOTSUPP:
+		return dl_err(EOPNOTSUPP,
+			      "the file system of %s does not support long-term pins of its blocks: the exclusive layout lease is granted only on DAX files of ext4 and xfs; see daxlease(7)",
+			      path);
 	default:
 		return dl_err(errno, "F_SETLEASE(F_LAYOUT|F_EXCLUSIVE) on %s: %s",
 			      path, strerror(errno));
@@ -275,7 +279,10 @@ int dl_lease_probe_now(int *err)
 	/*
 	 * A file we created and own: EINVAL can only mean the kernel does
 	 * not know the lease type (stock 6.1: F_LAYOUT is absent from
-	 * fcntl's lease types) or leases are disabled.
+	 * fcntl's lease types) or leases are disabled.  The daxlease kernel
+	 * grants the exclusive lease only on DAX files of file systems that
+	 * honour long-term pins, and answers EOPNOTSUPP for this one: the
+	 * type is known.
 	 */
 	if (fcntl(fd, F_SETLEASE, DL_LAYOUT_EXCL) == 0) {
 		fcntl(fd, F_SETLEASE, F_UNLCK);
@@ -283,7 +290,7 @@ int dl_lease_probe_now(int *err)
 	} else {
 		*err = errno;
 		/* EAGAIN: the type was understood, a conflict got in */
-		ret = errno == EAGAIN;
+		ret = errno == EAGAIN || errno == EOPNOTSUPP;
 	}
 	close(fd);
 	return ret;

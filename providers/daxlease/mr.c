@@ -245,6 +245,11 @@ static int reg_lease_pin(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 			dl_err(EOPNOTSUPP,
 			       "kernel does not know the extended REG_MR attributes: kernel and kernel-headers/ of different versions");
 			break;
+		case EOPNOTSUPP:
+			dl_err(EOPNOTSUPP,
+			       "the file system refuses a long-term pin of %s: an xfs file with shared extents (reflinked) cannot be pinned; unshare it (fallocate FALLOC_FL_UNSHARE_RANGE) or copy it",
+			       m->src.path);
+			break;
 		default:
 			dl_err(ret, "extended REG_MR of %s failed: %s",
 			       m->src.path, strerror(ret));
