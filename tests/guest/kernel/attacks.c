@@ -1495,15 +1495,21 @@ static void t_i5_reflink_shared(const struct kt_fs *fs)
 		dtest_fail(n_mw, "not reached");
 		goto out;
 	}
+	/*
+	 * Refused at the lease (a file system with reflink grants no
+	 * exclusive layout lease) or at the pin: either way never pinned.
+	 */
 	rl = kt_pin(&dev, dst, 0, KT_PIN_LEN, LAYOUT_EXCL, KT_PIN_LEGACY, &pl,
 		    &step);
-	dtest_check(n_leg, rl == EOPNOTSUPP && !strcmp(step, "reg_mr"),
-		    "lease + ibv_reg_mr of a file whose extents are shared with another (FICLONE): %s%s%s (want EOPNOTSUPP at reg_mr)",
+	dtest_check(n_leg, rl == EOPNOTSUPP &&
+			    (!strcmp(step, "lease") || !strcmp(step, "reg_mr")),
+		    "lease + ibv_reg_mr of a file whose extents are shared with another (FICLONE): %s%s%s (want EOPNOTSUPP at the lease or reg_mr)",
 		    rl ? step : "registered", rl ? ": " : "", rl ? en(rl) : "");
 	rd = kt_pin(&dev, dst, 0, KT_PIN_LEN, LAYOUT_EXCL, KT_PIN_DAXFD, &pd,
 		    &step);
-	dtest_check(n_dax, rd == EOPNOTSUPP && !strcmp(step, "reg_mr"),
-		    "lease + extended REG_MR (DAX_FD) of the same file: %s%s%s (want EOPNOTSUPP at reg_mr)",
+	dtest_check(n_dax, rd == EOPNOTSUPP &&
+			    (!strcmp(step, "lease") || !strcmp(step, "reg_mr")),
+		    "lease + extended REG_MR (DAX_FD) of the same file: %s%s%s (want EOPNOTSUPP at the lease or reg_mr)",
 		    rd ? step : "registered", rd ? ": " : "", rd ? en(rd) : "");
 	p = !rd ? &pd : !rl ? &pl : NULL;
 	if (!p) {
@@ -1667,84 +1673,108 @@ static int trunc0_fn(void *arg, void *res)
 	return truncate(arg, 0) ? errno : 0;
 }
 
+/*
+ * In a child of its own, so that no other process inherits the pipes:
+ * >= 1024 vmsplice references (GUP_PIN_COUNTING_BIAS) to the first page
+ * of path make it look pinned.  Reports the count on out, then waits to
+ * be killed, which closes the pipes.
+ */
+static void i7_holder(const char *path, int out)
+{
+	int pipes[128][2], npipes = 0, refs = 0, fd;
+	volatile uint8_t *map;
+	struct iovec iov[256];
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	map = fd < 0 ? MAP_FAILED : mmap(NULL, KT_PIN_LEN,
+					 PROT_READ | PROT_WRITE, MAP_SHARED,
+					 fd, 0);
+	if (map != MAP_FAILED) {
+		(void)map[0];
+		while (refs < 1100 && npipes < 128) {
+			int cap, i;
+			ssize_t n;
+
+			if (pipe2(pipes[npipes], O_CLOEXEC))
+				break;
+			fcntl(pipes[npipes][1], F_SETPIPE_SZ, (int)KT_MIB);
+			cap = fcntl(pipes[npipes][1], F_GETPIPE_SZ) / PAGE;
+			npipes++;
+			if (cap > 256)
+				cap = 256;
+			for (i = 0; i < cap; i++) {
+				iov[i].iov_base = (void *)map;
+				iov[i].iov_len = PAGE;
+			}
+			n = vmsplice(pipes[npipes - 1][1], iov, cap,
+				     SPLICE_F_NONBLOCK);
+			if (n <= 0)
+				break;
+			refs += n / PAGE;
+		}
+		munmap((void *)map, KT_PIN_LEN);
+	}
+	if (write(out, &refs, sizeof(refs)) != sizeof(refs))
+		_exit(1);
+	for (;;)
+		pause();
+}
+
 static void t_i7(const struct kt_fs *fs)
 {
 	const char *name = kt_name("i7_vmsplice_refs_truncate_not_etxtbsy", fs);
 	const char *path = kt_path(fs, "i7");
-	int pipes[128][2], npipes = 0, refs = 0, fd, ret, k;
-	struct iovec iov[256];
+	int sync[2] = { -1, -1 }, refs = 0, ret;
+	pid_t holder = -1;
 	struct achild c;
 	bool early = false;
-	volatile uint8_t *map = MAP_FAILED;
 	char dummy;
 
 	ret = kt_make_file(path, KT_FILE_SIZE, 0x11);
-	fd = ret ? -1 : open(path, O_RDWR | O_CLOEXEC);
-	if (fd >= 0)
-		map = mmap(NULL, KT_PIN_LEN, PROT_READ | PROT_WRITE, MAP_SHARED,
-			   fd, 0);
-	if (map == MAP_FAILED) {
-		dtest_fail(name, "not reached: file/mmap: %s",
+	if (ret || pipe2(sync, O_CLOEXEC)) {
+		dtest_fail(name, "not reached: file/pipe: %s",
 			   strerror(ret ? ret : errno));
 		goto out;
 	}
-	(void)map[0];
-	/* >= 1024 references (GUP_PIN_COUNTING_BIAS) to the first page */
-	while (refs < 1100 && npipes < 128) {
-		int cap, i;
-		ssize_t n;
-
-		if (pipe2(pipes[npipes], O_CLOEXEC))
-			break;
-		fcntl(pipes[npipes][1], F_SETPIPE_SZ, (int)KT_MIB);
-		cap = fcntl(pipes[npipes][1], F_GETPIPE_SZ) / PAGE;
-		npipes++;
-		if (cap > 256)
-			cap = 256;
-		for (i = 0; i < cap; i++) {
-			iov[i].iov_base = (void *)map;
-			iov[i].iov_len = PAGE;
-		}
-		n = vmsplice(pipes[npipes - 1][1], iov, cap, SPLICE_F_NONBLOCK);
-		if (n <= 0)
-			break;
-		refs += n / PAGE;
+	holder = fork();
+	if (holder == 0) {
+		close(sync[0]);
+		i7_holder(path, sync[1]);
 	}
-	if (refs < 1024) {
+	close(sync[1]);
+	sync[1] = -1;
+	if (holder < 0 || read(sync[0], &refs, sizeof(refs)) != sizeof(refs) ||
+	    refs < 1024) {
 		dtest_fail(name, "not reached: only %d vmsplice references to the page (%s)",
-			   refs, strerror(errno));
-		goto out_pipes;
+			   refs, holder < 0 ? strerror(errno) : "holder");
+		goto out;
 	}
-	munmap((void *)map, KT_PIN_LEN);
-	map = MAP_FAILED;
 	ret = child_start(&c, trunc0_fn, (void *)path, &dummy, 1,
 			  KT_OP_TIMEOUT);
 	if (ret) {
 		dtest_fail(name, "fork: %s", strerror(ret));
-		goto out_pipes;
+		goto out;
 	}
 	sleep_ms(1000);
 	early = child_exited(&c);
-	for (k = 0; k < npipes; k++) {
-		close(pipes[k][0]);
-		close(pipes[k][1]);
-	}
-	npipes = 0;
+	/* the holder's exit closes the pipes and drops the references */
+	kill(holder, SIGKILL);
+	waitpid(holder, NULL, 0);
+	holder = -1;
 	ret = child_wait(&c, &dummy, 1);
 	dtest_check(name, ret == 0 && kt_file_size(path) == 0,
 		    "truncate to 0 by another process while %d pipe buffers reference the first page (no long-term pin, no lease): %s%s, size now %lld (want success once the pipes are closed)",
 		    refs, child_res(ret), early ? " at once" :
 		    " after the pipes were closed", kt_file_size(path));
-out_pipes:
-	for (k = 0; k < npipes; k++) {
-		close(pipes[k][0]);
-		close(pipes[k][1]);
-	}
 out:
-	if (map != MAP_FAILED)
-		munmap((void *)map, KT_PIN_LEN);
-	if (fd >= 0)
-		close(fd);
+	if (holder > 0) {
+		kill(holder, SIGKILL);
+		waitpid(holder, NULL, 0);
+	}
+	if (sync[0] >= 0)
+		close(sync[0]);
+	if (sync[1] >= 0)
+		close(sync[1]);
 	unlink(path);
 }
 
@@ -2362,27 +2392,64 @@ static void t_spare_ext2(void)
 	fsck_check(&fs, "i4", false);
 }
 
+/*
+ * A file system with reflink grants no exclusive layout lease, so no
+ * file on it is ever pinned, shared extents or not: clone, dedupe and
+ * copy-on-write can never move a pinned block.  What is left to attack
+ * there is the lease and the pin themselves.
+ */
+static void i5_reflink_fs_lease(const struct kt_fs *fs)
+{
+	const char *name = "i5_reflink_fs_no_exclusive_lease_xfs";
+	const char *path = kt_path(fs, "i5rl");
+	int fd, ret;
+
+	ret = make_file(path, KT_FILE_SIZE, 0x11, 0);
+	fd = ret ? -1 : open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		dtest_fail(name, "not reached: %s", strerror(ret ? ret : errno));
+		goto out;
+	}
+	ret = fcntl(fd, F_SETLEASE, LAYOUT_EXCL) ? errno : 0;
+	dtest_check(name, ret == EOPNOTSUPP,
+		    "F_SETLEASE(F_LAYOUT|F_EXCLUSIVE) on an unshared DAX file of an xfs with reflink: %s (want EOPNOTSUPP: a clone could share its blocks under a pin)",
+		    en(ret));
+	if (!ret)
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+	close(fd);
+out:
+	unlink(path);
+}
+
 static void t_spare_xfs(void)
 {
-	char *mkfs[] = { "mkfs.xfs", "-q", "-f", "-m", "reflink=1", "-d",
+	char *mkfs_rl[] = { "mkfs.xfs", "-q", "-f", "-m", "reflink=1", "-d",
+			    "su=2m,sw=1,agcount=2", (char *)spare_dev, NULL };
+	char *mkfs[] = { "mkfs.xfs", "-q", "-f", "-m", "reflink=0", "-d",
 			 "su=2m,sw=1,agcount=2", (char *)spare_dev, NULL };
-	enum i5_op op;
 	struct kt_fs fs;
 
-	if (!spare_format(&fs, "setup_spare_xfs_reflink", "xfs", mkfs, "xfs",
-			  "dax=always")) {
+	if (!spare_format(&fs, "setup_spare_xfs_reflink", "xfs", mkfs_rl,
+			  "xfs", "dax=always")) {
 		dtest_fail("i5_reflink_shared_pin_daxfd_eopnotsupp_xfs",
 			   "not reached: no xfs with reflink and dax=always");
 		return;
 	}
-	/* su=2m and a 2 MiB extent size hint: PMD-mappable extents */
-	if (want("i10_pmd"))
-		t_i10_pmd_punch(&fs, PMD_SIZE);
 	if (want("i5_reflink")) {
-		for (op = OP_FICLONE; op <= OP_DEDUPE; op++)
-			i5_op_cases(&fs, op, "src", "dst", op == OP_FICLONE);
+		i5_reflink_fs_lease(&fs);
 		t_i5_reflink_shared(&fs);
 	}
+	fsck_check(&fs, "i5_reflink", false);
+
+	/* su=2m: PMD-mappable extents; no reflink, so files can be pinned */
+	if (!spare_format(&fs, "setup_spare_xfs", "xfs", mkfs, "xfs",
+			  "dax=always")) {
+		dtest_fail("i5_swapext_control_xfs",
+			   "not reached: no xfs with dax=always");
+		return;
+	}
+	if (want("i10_pmd"))
+		t_i10_pmd_punch(&fs, PMD_SIZE);
 	/* a kernel that swaps pinned extents is left unstable: last */
 	if (want("i5_swapext"))
 		i5_op_cases(&fs, OP_SWAPEXT, "target", "tmp", true);
