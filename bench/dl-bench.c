@@ -793,8 +793,8 @@ static void bench_nmr_case(bool many)
 	rounds = (nruns + NMR_PER_ROUND - 1) / NMR_PER_ROUND;
 	for (round = 0; round < rounds && !failed; round++) {
 		for (j = 0; j < o.nnmr && !failed; j++) {
-			int i = round % 2 ? o.nnmr - 1 - j : j;
-			int n = o.nmr[i];
+			int ni = round % 2 ? o.nnmr - 1 - j : j;
+			int n = o.nmr[ni];
 
 			/* bring the live set to n - 1 */
 			while (live > n - 1)
@@ -803,7 +803,7 @@ static void bench_nmr_case(bool many)
 				mrs[live] = nmr_reg(many, live, path,
 						    sizeof(path));
 				if (!mrs[live]) {
-					s_err(&reg[i], "live MR %d: %s", live,
+					s_err(&reg[ni], "live MR %d: %s", live,
 					      ibv_dax_errmsg());
 					failed = true;
 					break;
@@ -812,7 +812,7 @@ static void bench_nmr_case(bool many)
 			}
 			/* one warm-up sample at each N of each round */
 			for (k = -NMR_WARMUP;
-			     k < NMR_PER_ROUND && reg[i].n < nruns && !failed;
+			     k < NMR_PER_ROUND && reg[ni].n < nruns && !failed;
 			     k++) {
 				struct ibv_mr *m;
 				double t0, t1;
@@ -821,7 +821,7 @@ static void bench_nmr_case(bool many)
 				m = nmr_reg(many, n - 1, path, sizeof(path));
 				t1 = now_us();
 				if (!m) {
-					s_err(&reg[i], "MR %d: %s", n,
+					s_err(&reg[ni], "MR %d: %s", n,
 					      ibv_dax_errmsg());
 					failed = true;
 					break;
@@ -829,13 +829,13 @@ static void bench_nmr_case(bool many)
 				t0 = t1 - t0;
 				t1 = now_us();
 				if (ibv_dereg_dax_mr(m)) {
-					s_err(&dereg[i], "%s", ibv_dax_errmsg());
+					s_err(&dereg[ni], "%s", ibv_dax_errmsg());
 					failed = true;
 					break;
 				}
 				if (k >= 0) {
-					s_add(&reg[i], t0);
-					s_add(&dereg[i], now_us() - t1);
+					s_add(&reg[ni], t0);
+					s_add(&dereg[ni], now_us() - t1);
 				}
 			}
 		}

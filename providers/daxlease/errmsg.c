@@ -12,7 +12,8 @@
 
 static __thread char dl_msg[DL_ERRMSG_MAX];
 
-static void dl_vset(int err, const char *fmt, va_list ap)
+static __attribute__((format(printf, 2, 0))) void
+dl_vset(int err, const char *fmt, va_list ap)
 {
 	vsnprintf(dl_msg, sizeof(dl_msg), fmt, ap);
 	errno = err;

@@ -71,8 +71,9 @@ static inline void dtest_clock(void)
 	clock_gettime(CLOCK_MONOTONIC, &dtest.t0);
 }
 
-static inline void dtest_vresult(const char *name, const char *result,
-				 const char *fmt, va_list ap)
+static inline __attribute__((format(printf, 3, 0))) void
+dtest_vresult(const char *name, const char *result, const char *fmt,
+	      va_list ap)
 {
 	char reason[512] = "";
 	struct timespec t1;

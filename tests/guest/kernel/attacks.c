@@ -2348,7 +2348,7 @@ static void t_i12(void)
 /* ---- the spare NVDIMM ------------------------------------------------- */
 
 static bool spare_format(struct kt_fs *fs, const char *name,
-			 const char *fsname, char *const mkfs[],
+			 const char *fsname, const char *const mkfs[],
 			 const char *type, const char *opts)
 {
 	char out[2048];
@@ -2380,8 +2380,8 @@ static bool spare_format(struct kt_fs *fs, const char *name,
 
 static void t_spare_ext2(void)
 {
-	char *mkfs[] = { "mkfs.ext2", "-q", "-F", "-b", "4096",
-			 (char *)spare_dev, NULL };
+	const char *const mkfs[] = { "mkfs.ext2", "-q", "-F", "-b", "4096",
+				      spare_dev, NULL };
 	struct kt_fs fs;
 
 	if (!spare_format(&fs, "setup_spare_ext2", "ext2", mkfs, "ext2", "dax")) {
@@ -2423,10 +2423,12 @@ out:
 
 static void t_spare_xfs(void)
 {
-	char *mkfs_rl[] = { "mkfs.xfs", "-q", "-f", "-m", "reflink=1", "-d",
-			    "su=2m,sw=1,agcount=2", (char *)spare_dev, NULL };
-	char *mkfs[] = { "mkfs.xfs", "-q", "-f", "-m", "reflink=0", "-d",
-			 "su=2m,sw=1,agcount=2", (char *)spare_dev, NULL };
+	const char *const mkfs_rl[] = { "mkfs.xfs", "-q", "-f", "-m",
+					 "reflink=1", "-d", "su=2m,sw=1,agcount=2",
+					 spare_dev, NULL };
+	const char *const mkfs[] = { "mkfs.xfs", "-q", "-f", "-m", "reflink=0",
+				      "-d", "su=2m,sw=1,agcount=2", spare_dev,
+				      NULL };
 	struct kt_fs fs;
 
 	if (!spare_format(&fs, "setup_spare_xfs_reflink", "xfs", mkfs_rl,
@@ -2458,8 +2460,9 @@ static void t_spare_xfs(void)
 
 static void t_spare_ext4(void)
 {
-	char *mkfs[] = { "mkfs.ext4", "-q", "-F", "-b", "4096", "-E",
-			 "stride=512,stripe_width=512", (char *)spare_dev, NULL };
+	const char *const mkfs[] = { "mkfs.ext4", "-q", "-F", "-b", "4096",
+				      "-E", "stride=512,stripe_width=512",
+				      spare_dev, NULL };
 	char daxdir[4096], a[4096], b[4096];
 	struct kt_fs fs, dfs;
 	struct fsxattr fa;

@@ -556,12 +556,20 @@ enum p3_case {
 
 static void t_layout(const struct kt_fs *fs, enum p3_case c, enum kt_op op)
 {
-	static const char *const fmt[P3_NCASES] = {
-		[P3_PINNED] = "p3_%s_pinned",
-		[P3_LEASED_OTHER] = "p3_%s_leased_other",
-		[P3_LEASED_TAIL] = "p3_%s_leased_tail_other",
-		[P3_LEASED_HOLDER] = "p3_%s_leased_holder",
-		[P9_UNPINNED_TAIL] = "p9_%s_unpinned_tail",
+	/* test names: <point>_<op>_<case> */
+	static const char *const point[P3_NCASES] = {
+		[P3_PINNED] = "p3",
+		[P3_LEASED_OTHER] = "p3",
+		[P3_LEASED_TAIL] = "p3",
+		[P3_LEASED_HOLDER] = "p3",
+		[P9_UNPINNED_TAIL] = "p9",
+	};
+	static const char *const cname[P3_NCASES] = {
+		[P3_PINNED] = "pinned",
+		[P3_LEASED_OTHER] = "leased_other",
+		[P3_LEASED_TAIL] = "leased_tail_other",
+		[P3_LEASED_HOLDER] = "leased_holder",
+		[P9_UNPINNED_TAIL] = "unpinned_tail",
 	};
 	static const char *const what[P3_NCASES] = {
 		[P3_PINNED] = "over the pinned head, lease released",
@@ -583,7 +591,8 @@ static void t_layout(const struct kt_fs *fs, enum p3_case c, enum kt_op op)
 	bool intact;
 	int ret;
 
-	snprintf(base, sizeof(base), fmt[c], kt_op_name(op));
+	snprintf(base, sizeof(base), "%s_%s_%s", point[c], kt_op_name(op),
+		 cname[c]);
 	name = kt_name(base, fs);
 	snprintf(tag, sizeof(tag), "%s", base);
 

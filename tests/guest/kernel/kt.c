@@ -825,7 +825,7 @@ int kt_kmsg_scan(uint64_t mark, char *first, size_t len)
 	return ret ? -ret : nbad;
 }
 
-int kt_run(char *const argv[], char *out, size_t outlen, int timeout)
+int kt_run(const char *const argv[], char *out, size_t outlen, int timeout)
 {
 	struct timespec t0, t1;
 	int pfd[2], status = 0;
@@ -849,7 +849,8 @@ int kt_run(char *const argv[], char *out, size_t outlen, int timeout)
 	if (pid == 0) {
 		dup2(pfd[1], 1);
 		dup2(pfd[1], 2);
-		execvp(argv[0], argv);
+		/* execvp() does not modify argv; its type is historical */
+		execvp(argv[0], (char *const *)argv);
 		dprintf(2, "exec %s: %s", argv[0], strerror(errno));
 		_exit(127);
 	}
@@ -929,8 +930,8 @@ static int mounted_as(const char *dir, char *type, size_t tlen, char *opt,
 int kt_fsck(const struct kt_fs *fs, bool remount, char *out, size_t outlen)
 {
 	char type[64], opt[64], log[2048];
-	char *e2[] = { "e2fsck", "-fn", (char *)fs->dev, NULL };
-	char *xfs[] = { "xfs_repair", "-n", (char *)fs->dev, NULL };
+	const char *const e2[] = { "e2fsck", "-fn", fs->dev, NULL };
+	const char *const xfs[] = { "xfs_repair", "-n", fs->dev, NULL };
 	int i, ret;
 
 	ret = mounted_as(fs->dir, type, sizeof(type), opt, sizeof(opt));

@@ -229,7 +229,7 @@ void kt_kmsg_dump(uint64_t mark, int max);
  * status (127: it could not be started), or KT_HANG (killed at the
  * bound), KT_CRASH (killed by a signal, or no fork: out says why).
  */
-int kt_run(char *const argv[], char *out, size_t outlen, int timeout);
+int kt_run(const char *const argv[], char *out, size_t outlen, int timeout);
 
 /*
  * The file system checker on fs: unmounts fs->dir (retrying for a few
