@@ -382,4 +382,27 @@ int dl_mr_persist(struct ibv_mr *mr, uint64_t offset, size_t len);
 /* Live MRs in the registry (tests). */
 size_t dl_mr_live_count(void);
 
+/* teststop.c (test builds only) --------------------------------------- */
+
+/*
+ * Stop points for the guest fault tests: in a build with
+ * DAXLEASE_TEST_STOP defined (the daxlease_teststop archive the guest
+ * test programs link, never libdaxlease.so), dl_test_stop(STAGE) stops
+ * the calling process with SIGSTOP when the environment variable
+ * DAXLEASE_TEST_STOP names STAGE, so that a test can kill -9 it there.
+ * The stage names are an interface of the tests: keep them stable.
+ *   reg_opened       dl_source_open() done, nothing mapped
+ *   reg_mapped       the file range is mapped
+ *   reg_leased       the layout lease is held, the pin not yet asked for
+ *   reg_ioctl        just before the extended REG_MR ioctl
+ *   reg_registered   the MR exists in the kernel, not yet in the registry
+ *   dereg_destroyed  MR destroyed, lease, mapping and fd still held
+ * Elsewhere it compiles to nothing.
+ */
+#ifdef DAXLEASE_TEST_STOP
+void dl_test_stop(const char *stage);
+#else
+#define dl_test_stop(stage) ((void)0)
+#endif
+
 #endif /* DAXLEASE_INTERNAL_H */

@@ -218,8 +218,10 @@ static int reg_lease_pin(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 	if (!m->lease)
 		return -1;
 	m->lease_held = true;
+	dl_test_stop("reg_leased");
 	args.dax_fd = dl_lease_share_fd(m->lease);
 
+	dl_test_stop("reg_ioctl");
 	ret = dl_ioctl_reg_mr(pd->context->cmd_fd, m->ctx->driver_id, &args,
 			      &resp);
 	if (ret) {
@@ -268,6 +270,7 @@ static int reg_lease_pin(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 	m->ibv.handle = resp.handle;
 	m->ibv.lkey = resp.lkey;
 	m->ibv.rkey = resp.rkey;
+	dl_test_stop("reg_registered");
 
 	/* seed point 4: pins stay, further pins of the file will fail */
 	if (m->flags & IBV_DAX_MR_RELEASE_LEASE) {
@@ -311,9 +314,11 @@ struct ibv_mr *dl_reg_dax_mr(struct ibv_pd *pd,
 	 */
 	if (dl_source_open(attr, &m->src))
 		goto err_free;
+	dl_test_stop("reg_opened");
 
 	if (dl_map_range(&m->src, m->offset, m->length, &m->map))
 		goto err_source;
+	dl_test_stop("reg_mapped");
 
 	m->ctx = dl_ctx_get(pd->context);
 	if (!m->ctx)
@@ -481,6 +486,7 @@ int dl_dereg_dax_mr(struct ibv_mr *mr)
 		dl_err_restore(&s);
 		return -1;
 	}
+	dl_test_stop("dereg_destroyed");
 	dl_mr_free(m, false);
 	return 0;
 }

@@ -3,7 +3,8 @@
 #
 # Host unit test (no device): the dynamic symbols libdaxlease.so defines
 # are exactly the global symbols of libdaxlease.map, each with the
-# version node it is listed under.
+# version node it is listed under, and the test stop points of the guest
+# fault tests (providers/daxlease/teststop.c) are not in it.
 set -euo pipefail
 
 usage()
@@ -28,6 +29,13 @@ want=$(awk '
 	}' "$map" | sort)
 have=$(timeout 60 nm -D --defined-only "$lib" |
 	awk '$2 != "A" { print $3 }' | sort)
+
+# dl_test_stop() reads DAXLEASE_TEST_STOP: neither may be in the library
+if timeout 60 nm "$lib" 2>/dev/null | grep -qw dl_test_stop ||
+   grep -qa DAXLEASE_TEST_STOP "$lib"; then
+	echo "fail unit-symbols: $lib carries the test stop points (teststop.c, DAXLEASE_TEST_STOP)"
+	exit 1
+fi
 
 if [ "$want" = "$have" ]; then
 	echo "pass unit-symbols: $(echo "$have" | wc -l) symbols match $map"
