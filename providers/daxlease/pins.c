@@ -19,12 +19,29 @@
 
 #include "daxlease.h"
 
+/*
+ * A line of the buffer as a string.  The buffer is not NUL-terminated,
+ * so the bytes are copied as bytes: strndup() would be correct, but a
+ * checker that takes its argument for a string (ASan's
+ * strict_string_checks) reads past the buffer's end.
+ */
+static char *line_dup(const char *s, size_t len)
+{
+	char *copy = malloc(len + 1);
+
+	if (!copy)
+		return NULL;
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	return copy;
+}
+
 static int push_str(char ***arr, size_t *n, const char *s, size_t len)
 {
 	char **na;
 	char *copy;
 
-	copy = strndup(s, len);
+	copy = line_dup(s, len);
 	if (!copy)
 		return ENOMEM;
 	na = realloc(*arr, (*n + 1) * sizeof(**arr));
@@ -43,7 +60,7 @@ static int push_owner(struct dl_pins *p, int fd, const char *s, size_t len)
 	struct dl_pin_owner *no;
 	char *copy;
 
-	copy = strndup(s, len);
+	copy = line_dup(s, len);
 	if (!copy)
 		return ENOMEM;
 	no = realloc(p->owners, (p->nowners + 1) * sizeof(*no));
