@@ -11,20 +11,25 @@ set -euo pipefail
 usage()
 {
 	cat <<USAGE
-usage: $0 --build-dir DIR [--prefix SCRATCH]
-       $0 --root ROOT
+usage: $0 --build-dir DIR [--prefix SCRATCH] [--cflags FLAGS]
+       $0 --root ROOT [--cflags FLAGS]
   --build-dir DIR  cmake --install DIR into a scratch prefix and test it
   --prefix DIR     the scratch prefix (default: a new temporary directory,
                    removed at the end)
   --root ROOT      test an unpacked tree ROOT/usr/... (e.g. from dpkg -x)
+  --cflags FLAGS   compile and link the consumer with FLAGS too, e.g. the
+                   -fsanitize= flags a sanitizer build of the library has
+  The consumer is built with \$CC (default cc).
 USAGE
 }
 
 build_dir=
 prefix=
 root=
+cflags=
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--cflags) cflags=$2; shift 2 ;;
 	--build-dir) build_dir=$2; shift 2 ;;
 	--prefix) prefix=$2; shift 2 ;;
 	--root) root=$2; shift 2 ;;
@@ -86,8 +91,8 @@ pkgconfig_build()
 	echo "pkg-config: $flags"
 	[ "$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --modversion daxlease)" != "" ]
 	# shellcheck disable=SC2086
-	timeout 120 cc -Wall -Wextra -Werror -o "$work/consumer_pc" \
-		"$here/consumer.c" $flags
+	timeout 120 "${CC:-cc}" -Wall -Wextra -Werror $cflags \
+		-o "$work/consumer_pc" "$here/consumer.c" $flags
 	timeout 60 "$work/consumer_pc"
 }
 
@@ -102,7 +107,7 @@ cmake_build()
 	*/lib64/cmake/*) hint=(-Ddaxlease_DIR="$(dirname "$cfg")") ;;
 	esac
 	timeout 300 cmake -S "$here" -B "$work/cmake" "${hint[@]}" \
-		-DCMAKE_PREFIX_PATH="$tree" -DCMAKE_C_FLAGS="-Wall -Werror"
+		-DCMAKE_PREFIX_PATH="$tree" -DCMAKE_C_FLAGS="-Wall -Werror $cflags"
 	timeout 300 cmake --build "$work/cmake"
 	timeout 60 "$work/cmake/consumer_cmake"
 }

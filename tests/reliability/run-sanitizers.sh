@@ -3,38 +3,64 @@
 #
 # ASan + UBSan run of the host tests: builds the tree with
 # -DENABLE_SANITIZERS=ON (every target, the library included) and runs
-# ctest with leak detection on and every report fatal.  Exit status is
-# non-zero on any failed test or sanitizer report.
+# ctest with leak detection on and every report fatal.  With --cflags the
+# sanitizers come from CMAKE_C_FLAGS instead, as a distribution builds a
+# sanitizer variant, which must build (the shared library included) and
+# pass as well.  Exit status is non-zero on any failed test or sanitizer
+# report.
 set -euo pipefail
 
 usage()
 {
 	cat <<USAGE
-usage: $0 [--build-dir DIR] [--timeout SEC]
+usage: $0 [--build-dir DIR] [--timeout SEC] [--cflags] [--cc CC]
   Builds with ASan+UBSan (default DIR: build/reliability/asan) and runs
   ctest there; --timeout bounds each test (default 600).
+  --cflags  -DCMAKE_C_FLAGS=-fsanitize=address,undefined instead of
+            -DENABLE_SANITIZERS=ON (default DIR: .../asan-cflags-CC)
+  --cc CC   the C compiler, e.g. clang-14 (C++: the matching clang++/g++)
 USAGE
 }
 
 . "$(dirname "$0")/lib.sh"
-dir=$rel_build_root/asan
+dir=
 per_test=600
+via_cflags=
+cc=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build-dir) dir=$2; shift 2 ;;
 	--timeout) per_test=$2; shift 2 ;;
+	--cflags) via_cflags=1; shift ;;
+	--cc) cc=$2; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
 done
 
+if [ -n "$via_cflags" ]; then
+	dir=${dir:-$rel_build_root/asan-cflags-${cc:-cc}}
+	config=("-DCMAKE_C_FLAGS=-fsanitize=address,undefined")
+else
+	dir=${dir:-$rel_build_root/asan}
+	config=(-DENABLE_SANITIZERS=ON)
+fi
+if [ -n "$cc" ]; then
+	case "$cc" in
+	*clang*) cxx=${cc/clang/clang++} ;;
+	*gcc*) cxx=${cc/gcc/g++} ;;
+	*) cxx=c++ ;;
+	esac
+	export CC=$cc CXX=$cxx
+fi
+
 mkdir -p "$dir"
-rel_configure "$dir" -DENABLE_SANITIZERS=ON
+rel_configure "$dir" "${config[@]}"
 rel_build "$dir"
 
-# verify_asan_link_order=0: consumer-install links an uninstrumented
-# program against the instrumented libdaxlease.so (runtime not first)
-export ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:verify_asan_link_order=0:halt_on_error=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1
+# every program that loads libdaxlease.so is built with the sanitizers
+# (the consumer-install test's too), so the ASan runtime comes first
+export ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:halt_on_error=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 log=$dir/ctest.log
 rc=0

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # The reliability tooling of issue 6 in one command: ASan+UBSan build and
-# ctest, valgrind memcheck of the test binaries, the TSan threaded run and
-# the libFuzzer targets, each time-boxed.  Exit status is non-zero if any
+# ctest (from -DENABLE_SANITIZERS=ON, and from CFLAGS with gcc and clang
+# as a distribution's sanitizer build), valgrind memcheck of the test
+# binaries, the TSan threaded run and the libFuzzer targets, each
+# time-boxed.  Exit status is non-zero if any
 # step found anything (or could not run).  The guest halves (badinput,
 # threads) are VM suites: tests/vm/run.sh --suites badinput,threads.
 set -euo pipefail
@@ -12,7 +14,8 @@ usage()
 {
 	cat <<USAGE
 usage: $0 [--only STEP[,STEP]] [--fuzz-seconds N] [--tsan-seconds N] [--out DIR]
-  steps: sanitizers valgrind tsan fuzz (default: all)
+  steps: sanitizers sanitizers-cflags sanitizers-cflags-clang valgrind
+         tsan fuzz (default: all)
   --fuzz-seconds N  per fuzz target (default 60)
   --tsan-seconds N  threaded TSan run (default 60)
   --out DIR         logs (default build/reliability/logs)
@@ -40,6 +43,8 @@ mkdir -p "$out"
 # name, time box (s), command
 steps=(
 	"sanitizers|3600|$here/run-sanitizers.sh"
+	"sanitizers-cflags|3600|$here/run-sanitizers.sh --cflags"
+	"sanitizers-cflags-clang|3600|$here/run-sanitizers.sh --cflags --cc clang-14"
 	"valgrind|3600|$here/run-valgrind.sh"
 	"tsan|$((tsan_secs * 3 + 1800))|$here/run-tsan.sh --seconds $tsan_secs"
 	"fuzz|$((fuzz_secs * 4 + 1800))|$here/run-fuzz.sh --seconds $fuzz_secs"
@@ -60,7 +65,7 @@ for s in "${steps[@]}"; do
 		res=FAIL
 		failed=1
 	fi
-	summary+=("$(printf '%-11s %s %5ss' "$name" "$res" $(( $(date +%s) - t0 )))")
+	summary+=("$(printf '%-23s %s %5ss' "$name" "$res" $(( $(date +%s) - t0 )))")
 done
 echo "=============== reliability summary ==============="
 printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
