@@ -13,7 +13,13 @@
  *    with an inherited descriptor that carries the parent's lease is
  *    refused, no lease release, ETXTBSY not EDEADLOCK) and does not hurt
  *    the parent's MR or lease; exec() after registration releases it all;
- *  - RDMA WRITE + ibv_dax_mr_persist, unmount, mount: the data is there.
+ *  - RDMA WRITE + ibv_dax_mr_persist, unmount, mount: the data is there;
+ *  - kill -9 at each named stop point of the library's registration and
+ *    deregistration (DAXLEASE_TEST_STOP, this program links the test
+ *    build): no lease, no pin, the file truncates, fsck is clean and the
+ *    data persisted before the kill is intact after a remount;
+ *  - the lease holder itself: a layout change of an unpinned range and
+ *    open(O_TRUNC) fail with EDEADLOCK, an extending write succeeds.
  *
  * usage: dl-faults-test [--iterations N]
  */
@@ -955,12 +961,287 @@ static void t_persist_remount(const struct kt_fs *fs)
 	unlink(path);
 }
 
+/* ---- kill -9 at the library's stop points ------------------------------ */
+
+/*
+ * The stages of providers/daxlease/daxlease.h (dl_test_stop()); the
+ * library, built with the stop points for this program, raises SIGSTOP
+ * there when DAXLEASE_TEST_STOP names the stage.
+ */
+static const char *const lib_stages[] = {
+	"reg_opened", "reg_mapped", "reg_leased", "reg_ioctl",
+	"reg_registered", "dereg_destroyed",
+};
+#define N_LIB_STAGES (sizeof(lib_stages) / sizeof(lib_stages[0]))
+
+#define STOP_SEED 0x5b
+#define STOP_REG_OFF (2 * KT_MIB)
+
+/*
+ * The child: register the head (no stop point set yet), write the pattern
+ * into it through the mapping, ibv_dax_mr_persist() it and say 'p'; then
+ * set DAXLEASE_TEST_STOP and either register a second range (reg_*) or
+ * deregister the head (dereg_*), which stops.  Anything else is reported
+ * on the pipe ('e', or 'n' if the call returned without stopping).
+ */
+static void stop_child(const char *path, const char *stage, int out)
+{
+	struct ibv_mr *mr, *mr2;
+	struct kt_dev d;
+	char c = 'e';
+	int ret;
+
+	alarm(300);
+	if (kt_dev_open(&d, false))
+		goto report;
+	mr = reg_on(d.pd, path, 0, KT_PIN_LEN, 0);
+	if (!mr) {
+		fprintf(stderr, "stop child: ibv_reg_dax_mr: %s\n",
+			ibv_dax_errmsg());
+		goto report;
+	}
+	kt_pattern(mr->addr, KT_PIN_LEN, 0, STOP_SEED);
+	if (ibv_dax_mr_persist(mr, 0, KT_PIN_LEN)) {
+		fprintf(stderr, "stop child: ibv_dax_mr_persist: %s\n",
+			ibv_dax_errmsg());
+		goto report;
+	}
+	c = 'p';
+	if (write(out, &c, 1) != 1)
+		_exit(1);
+	setenv("DAXLEASE_TEST_STOP", stage, 1);
+	if (!strncmp(stage, "reg_", 4)) {
+		mr2 = reg_on(d.pd, path, STOP_REG_OFF, KT_PIN_LEN, 0);
+		ret = mr2 ? 0 : errno;
+	} else {
+		ret = ibv_dereg_dax_mr(mr) ? errno : 0;
+	}
+	fprintf(stderr, "stop child: %s returned (%s) without stopping\n",
+		stage, strerror(ret));
+	c = 'n';
+report:
+	if (write(out, &c, 1) != 1)
+		_exit(1);
+	_exit(3);
+}
+
+/* waitpid(WUNTRACED) bounded by secs: 0 and *st, or ETIMEDOUT / errno */
+static int wait_stopped(pid_t pid, int *st, int secs)
+{
+	int i;
+	pid_t r;
+
+	for (i = 0; i < secs * 10; i++) {
+		r = waitpid(pid, st, WUNTRACED | WNOHANG);
+		if (r == pid)
+			return 0;
+		if (r < 0)
+			return errno;
+		usleep(100 * 1000);
+	}
+	return ETIMEDOUT;
+}
+
+static void t_kill9_lib_stage(const struct kt_fs *fs, const char *stage)
+{
+	char base[64], tag[64], pins[1024] = "", out[1024] = "";
+	const char *path, *name;
+	int ready[2], ret, st = 0, leases = -1, trunc = 0, fsck, data;
+	pid_t pid, pp = -1;
+	char c = 0;
+	int i;
+
+	snprintf(base, sizeof(base), "f_stop_%s", stage);
+	snprintf(tag, sizeof(tag), "stop-%s", stage);
+	name = kt_name(base, fs);
+	path = kt_path(fs, tag);
+	ret = kt_make_file(path, KT_FILE_SIZE, 0x11);
+	if (ret || pipe(ready)) {
+		dtest_fail(name, "setup: %s", strerror(ret ? ret : errno));
+		return;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		close(ready[0]);
+		stop_child(path, stage, ready[1]);
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1 || c != 'p') {
+		dtest_fail(name, "the child did not register and persist the head (%c)",
+			   c ? c : '-');
+		goto kill;
+	}
+	ret = wait_stopped(pid, &st, 120);
+	if (ret || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGSTOP) {
+		if (read(ready[0], &c, 1) != 1)
+			c = '-';
+		dtest_fail(name, "the child did not stop at %s: %s, status 0x%x, reported '%c' (n: the call returned; is this the test build of the library?)",
+			   stage, ret ? strerror(ret) : "no stop", st, c);
+		goto kill;
+	}
+	kill(pid, SIGKILL);
+	ret = waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) &&
+	      WTERMSIG(st) == SIGKILL;
+	pid = 0;
+	if (!ret) {
+		dtest_fail(name, "the stopped child did not die by the kill (status 0x%x)",
+			   st);
+		goto out;
+	}
+
+	/* no lease and no pin anywhere (the last fput may come late) */
+	for (i = 0; i < 30; i++) {
+		leases = kt_count_leases(path);
+		pp = any_file_pins(pins, sizeof(pins));
+		if (leases == 0 && pp == 0)
+			break;
+		usleep(100 * 1000);
+	}
+	if (leases || pp) {
+		dtest_fail(name, "after kill -9 at %s: %d lease(s), file_pins of pid %d: %s",
+			   stage, leases, (int)pp, pp > 0 ? pins : "none");
+		goto out;
+	}
+	/* clean on disk, and the persisted head survives a remount */
+	fsck = kt_fsck(fs, true, out, sizeof(out));
+	data = fsck ? -1 : kt_verify_pattern(path, 0, KT_PIN_LEN, STOP_SEED,
+					     why, sizeof(why));
+	/* all of it truncates, from another process */
+	if (!fsck)
+		trunc = kt_child_op(path, KT_OP_TRUNCATE, 0);
+	dtest_check(name, fsck == 0 && data == 0 && trunc == 0,
+		    "kill -9 stopped at %s: no lease, no file_pins; %s %s; persisted head after remount: %s; truncate to 0 by another process: %s",
+		    stage, !strcmp(fs->name, "xfs") ? "xfs_repair -n" : "e2fsck -fn",
+		    fsck ? kt_oneline(out) : "clean",
+		    data ? (data < 0 ? "not checked" : why) : "intact",
+		    fsck ? "not tried" : kt_res_name(trunc));
+	goto out;
+kill:
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+out:
+	close(ready[0]);
+	unlink(path);
+}
+
+/* ---- the lease holder's own changes ------------------------------------ */
+
+enum holder_case {
+	HC_TAIL_PUNCH,		/* punch hole in the unpinned tail */
+	HC_TAIL_TRUNCATE,	/* ftruncate to the tail: unpinned blocks go */
+	HC_OPEN_TRUNC,		/* open(O_TRUNC) */
+	HC_EXTEND_WRITE,	/* pwrite past EOF: blocks added, none taken */
+	HC_NUM,
+};
+
+struct holder_arg {
+	const char *path;
+	enum holder_case c;
+};
+
+/*
+ * In a child (a hang is bounded): take the exclusive layout lease and pin
+ * the head through the extended REG_MR, then make the change as the
+ * holder.  ENOLINK / ENODEV: the setup failed.
+ */
+static int holder_fn(void *arg)
+{
+	struct holder_arg *h = arg;
+	struct kt_pin p = KT_PIN_INIT;
+	const char *step;
+	char buf[KT_OP_LEN];
+	struct kt_dev d;
+	int fd, ret;
+
+	if (kt_dev_open(&d, false))
+		return ENODEV;
+	if (kt_pin(&d, h->path, 0, KT_PIN_LEN, F_LAYOUT | F_EXCLUSIVE,
+		   KT_PIN_DAXFD, &p, &step))
+		return ENOLINK;
+	switch (h->c) {
+	case HC_TAIL_PUNCH:
+		ret = kt_do_op(h->path, -1, KT_OP_PUNCH_HOLE, KT_TAIL_OFF);
+		break;
+	case HC_TAIL_TRUNCATE:
+		ret = kt_do_op(h->path, -1, KT_OP_FTRUNCATE, KT_TAIL_OFF);
+		break;
+	case HC_OPEN_TRUNC:
+		fd = open(h->path, O_RDWR | O_TRUNC | O_CLOEXEC);
+		ret = fd < 0 ? errno : 0;
+		if (fd >= 0)
+			close(fd);
+		break;
+	default:
+		kt_pattern(buf, sizeof(buf), KT_FILE_SIZE, 0x11);
+		fd = open(h->path, O_WRONLY | O_CLOEXEC);
+		ret = fd < 0 ? errno : 0;
+		if (fd >= 0 && pwrite(fd, buf, sizeof(buf), KT_FILE_SIZE) !=
+				       (ssize_t)sizeof(buf))
+			ret = errno ? errno : EIO;
+		if (fd >= 0)
+			close(fd);
+		break;
+	}
+	kt_unpin(&p);
+	kt_dev_close(&d);
+	return ret;
+}
+
+static void t_holder(const struct kt_fs *fs, enum holder_case c)
+{
+	static const char *const names[HC_NUM] = {
+		"f_holder_punch_unpinned_edeadlock",
+		"f_holder_truncate_unpinned_edeadlock",
+		"f_holder_open_trunc_edeadlock",
+		"f_holder_extending_write_ok",
+	};
+	static const char *const what[HC_NUM] = {
+		"punch hole of the unpinned tail",
+		"ftruncate to 4 MiB (unpinned blocks only)",
+		"open(O_TRUNC)",
+		"pwrite of 64 KiB at EOF (extends the file)",
+	};
+	struct holder_arg h = { kt_path(fs, names[c]), c };
+	const char *name = kt_name(names[c], fs);
+	size_t want_size = c == HC_EXTEND_WRITE ? KT_FILE_SIZE + KT_OP_LEN :
+						  KT_FILE_SIZE;
+	long long size;
+	int ret, v;
+
+	ret = kt_make_file(h.path, KT_FILE_SIZE, 0x11);
+	if (ret) {
+		dtest_fail(name, "creating %s: %s", h.path, strerror(ret));
+		return;
+	}
+	ret = kt_child(holder_fn, &h, KT_OP_TIMEOUT);
+	if (ret == ENOLINK || ret == ENODEV) {
+		dtest_fail(name, "the holder could not %s",
+			   ret == ENODEV ? "open the device" :
+					   "take the lease and pin the head");
+		unlink(h.path);
+		return;
+	}
+	/* refused: nothing changed; the write: the old bytes and the new */
+	size = kt_file_size(h.path);
+	v = kt_verify_pattern(h.path, 0, want_size, 0x11, why, sizeof(why));
+	dtest_check(name, ret == (c == HC_EXTEND_WRITE ? 0 : EDEADLOCK) &&
+			  size == (long long)want_size && v == 0,
+		    "%s by the holder of the exclusive layout lease (head pinned): %s (want %s); size %lld (want %zu), content %s",
+		    what[c], kt_res_name(ret),
+		    c == HC_EXTEND_WRITE ? "success" : "EDEADLOCK", size,
+		    want_size, v ? why : "as expected");
+	unlink(h.path);
+}
+
 int main(int argc, char **argv)
 {
 	char first[512] = "";
 	uint64_t mark;
 	int i, ret, n;
+	enum holder_case c;
 	enum stage st;
+	size_t s;
 
 	if (argc == 4 && !strcmp(argv[1], "--exec-wait"))
 		return exec_wait(atoi(argv[2]), atoi(argv[3]));
@@ -998,6 +1279,10 @@ int main(int argc, char **argv)
 		t_fork(fs);
 		t_exec(fs);
 		t_persist_remount(fs);
+		for (c = 0; c < HC_NUM; c++)
+			t_holder(fs, c);
+		for (s = 0; s < N_LIB_STAGES; s++)
+			t_kill9_lib_stage(fs, lib_stages[s]);
 	}
 	kt_dev_close(&dev);
 	n = kt_kmsg_scan(mark, first, sizeof(first));
