@@ -4,9 +4,9 @@
 # The whole daxlease test suite, for a fresh Debian 12 machine (root):
 # installs what it needs, builds warning-free, runs the host unit tests,
 # the guest suites on stock Debian 6.1 (rxe + emulated NVDIMMs in QEMU TCG),
-# builds the patched kernel and runs the kernel-semantics, lease-path and
-# fault suites on it, builds the packages and the consumer test, and runs
-# the reliability tooling and the benchmark schema check (bench --quick).
+# builds the patched kernel and runs the kernel-semantics, lease-path,
+# fault, attack and demo suites on it, builds the packages and the
+# consumer test, and runs the reliability tooling and the benchmark schema check (bench --quick).
 #
 # Each step's outcome and duration is printed at the end; the exit status is
 # non-zero if any step failed.  No step is optional: a step that cannot run
@@ -58,9 +58,11 @@ step_vm_patched() {
 	local kernel
 
 	kernel=$(bash "$top/kernel-headers/build-kernel.sh" --print-path)
-	# attacks adds some minutes on the debug kernel: a longer bound
+	# attacks adds some minutes on the debug kernel: a longer bound.
+	# demo is the README's demo (tools/demo.sh), on ext4 and xfs.
 	bash "$top/tests/vm/run.sh" --kernel "$kernel" --timeout 3600 \
-		--suites kernel,leasepath,faults,attacks,tools,badinput,threads --out "$out/vm-patched"
+		--suites kernel,leasepath,faults,attacks,tools,badinput,threads,demo \
+		--out "$out/vm-patched"
 }
 step_packages() { bash "$top/.ci/packages.sh"; }
 step_reliability() { bash "$top/tests/reliability/run.sh"; }

@@ -4,8 +4,9 @@
 # Guest half of tools/demo.sh: the daxlease story on real rxe and emulated
 # NVDIMMs, one recorded step at a time.
 #
-# Patched kernel: daxlease_rdma_server registers an ext4-dax file (8 MiB)
-# and drops the layout lease, so only the pins hold the blocks; the client
+# Patched kernel, once on ext4-dax and once on xfs with dax=always (the
+# xfs pass's steps are named STEP-xfs): daxlease_rdma_server registers a
+# file (8 MiB) and drops the layout lease, so only the pins hold the blocks; the client
 # RDMA-WRITEs a 4 MiB data set into it; the server persists and checks it.
 # While the MR is held, /proc/<pid>/file_pins and `daxlease pins` show the
 # pin and a truncate to 4 MiB (cutting only the pinned tail beyond the
@@ -22,8 +23,9 @@ usage()
 	cat <<USAGE
 usage: $0
   Runs inside the test VM (tests/vm/run.sh --suites demo).  Uses
-  DAXLEASE_KERNEL, DAXLEASE_EXT4, DAXLEASE_EXT4_DEV, DAXLEASE_DEVDAX,
-  DAXLEASE_RDMA_DEV and DAXLEASE_RESULTS; DAXLEASE_DEMO_ADDR (default
+  DAXLEASE_KERNEL, DAXLEASE_EXT4, DAXLEASE_EXT4_DEV, DAXLEASE_XFS,
+  DAXLEASE_XFS_DEV, DAXLEASE_DEVDAX, DAXLEASE_RDMA_DEV and
+  DAXLEASE_RESULTS; DAXLEASE_DEMO_ADDR (default
   10.77.0.1) is the IPv4 address given to the rxe netdev.
 USAGE
 }
@@ -44,6 +46,8 @@ server_log=$work/server.log
 server_pid=
 shown=0
 stepno=0
+# appended to the step names of the current pass ("" or "-xfs")
+tsfx=
 t_begin=${EPOCHREALTIME/./}
 
 step()
@@ -108,6 +112,9 @@ except OSError as e:
 	echo "${out:-error}"
 }
 
+# dresult STEP RESULT REASON: result of this pass's STEP
+dresult() { result "$1$tsfx" "$2" "${3:-}"; }
+
 file_size() { stat -c %s "$1"; }
 data_sha() { head -c "$data_size" "$1" | sha256sum | cut -d' ' -f1; }
 
@@ -145,9 +152,9 @@ run_client()
 	wait_for "verified|mismatch" 30 || true
 	show_server
 	if [ "$rc" = 0 ] && grep -q "verified $data_size bytes" "$server_log"; then
-		result rdma-write pass "client wrote $data_size bytes over $dev; server persisted them and checked seed $seed"
+		dresult rdma-write pass "client wrote $data_size bytes over $dev; server persisted them and checked seed $seed"
 	else
-		result rdma-write fail "client exit $rc; server did not report a verified data set"
+		dresult rdma-write fail "client exit $rc; server did not report a verified data set"
 		return 1
 	fi
 }
@@ -160,30 +167,34 @@ show_pins()
 	wait_for "holding the MR" 30 || true
 	show_server
 	echo "  \$ cat $pins"
-	if [ ! -e "$pins" ]; then
-		result file-pins skip "$pins does not exist on this kernel (the pin tracking is part of the patch series)"
+	if [ ! -e "$pins" ] && [ "$kernel" = stock ]; then
+		dresult file-pins skip "$pins does not exist on this kernel (the pin tracking is part of the patch series)"
+	elif [ ! -e "$pins" ]; then
+		dresult file-pins fail "$pins does not exist on the $kernel kernel, whose series adds it"
 	else
 		sed 's/^/  | /' "$pins"
 		if grep -qF "$1" "$pins"; then
-			result file-pins pass "$pins lists $1 under $(grep -m1 uverbs "$pins" | tr -d '\t' || echo '?')"
+			dresult file-pins pass "$pins lists $1 under $(grep -m1 uverbs "$pins" | tr -d '\t' || echo '?')"
 		else
-			result file-pins fail "$pins does not list $1"
+			dresult file-pins fail "$pins does not list $1"
 		fi
 	fi
 	if ! command -v daxlease > /dev/null; then
-		result pins-tool skip "the daxlease tool is not installed"
+		dresult pins-tool skip "the daxlease tool is not installed"
 		return 0
 	fi
 	# The admin's question: who pins this file?
 	echo "  \$ daxlease pins --file $1"
 	out=$(timeout 30 daxlease pins --file "$1" 2>&1) || true
 	echo "$out" | sed 's/^/  | /'
-	if [ ! -e "$pins" ]; then
-		result pins-tool skip "no /proc/<pid>/file_pins to read on this kernel"
+	if [ ! -e "$pins" ] && [ "$kernel" = stock ]; then
+		dresult pins-tool skip "no /proc/<pid>/file_pins to read on this kernel"
+	elif [ ! -e "$pins" ]; then
+		dresult pins-tool fail "no /proc/<pid>/file_pins to read on the $kernel kernel"
 	elif echo "$out" | grep -qw "$server_pid"; then
-		result pins-tool pass "daxlease pins --file names the server, pid $server_pid"
+		dresult pins-tool pass "daxlease pins --file names the server, pid $server_pid"
 	else
-		result pins-tool fail "daxlease pins --file does not name pid $server_pid"
+		dresult pins-tool fail "daxlease pins --file does not name pid $server_pid"
 	fi
 }
 
@@ -203,9 +214,9 @@ deregister()
 	server_pid=
 	show_server
 	if [ "$rc" = 0 ] && grep -q "^daxlease_rdma_server: deregistered" "$server_log"; then
-		result deregister pass "ibv_dereg_dax_mr() succeeded, server exited 0"
+		dresult deregister pass "ibv_dereg_dax_mr() succeeded, server exited 0"
 	else
-		result deregister fail "server exit $rc"
+		dresult deregister fail "server exit $rc"
 		return 1
 	fi
 }
@@ -220,9 +231,9 @@ verify()
 		-V "$seed" 2>&1) || rc=$?
 	echo "$out" | sed 's/^/  | /'
 	if [ "$rc" = 0 ]; then
-		result "$2" pass "$3: ${out##*, }"
+		dresult "$2" pass "$3: ${out##*, }"
 	else
-		result "$2" fail "$3: $out"
+		dresult "$2" fail "$3: $out"
 		return 1
 	fi
 }
@@ -234,22 +245,25 @@ setup()
 	step "setup: $kernel kernel $(uname -r), $dev, pmem"
 	ndev=$(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/ndevs/0" 2>/dev/null) || true
 	if [ -z "$ndev" ]; then
-		result rdma-address fail "no netdev under RDMA device $dev"
+		dresult rdma-address fail "no netdev under RDMA device $dev"
 		return 1
 	fi
 	# The RDMA CM resolves IP addresses; rxe adds a RoCE v2 GID for it.
 	ip addr replace "$addr/24" dev "$ndev"
 	echo "  $dev on $ndev, $addr; ext4: $(grep " ${DAXLEASE_EXT4:-/mnt/ext4} " /proc/mounts || echo none)"
-	result rdma-address pass "$dev on $ndev with $addr"
+	dresult rdma-address pass "$dev on $ndev with $addr"
 }
 
+# demo_patched MNT DEV FS: the story on the dax file system FS mounted
+# at MNT from DEV
 demo_patched()
 {
-	local file=$DAXLEASE_EXT4/daxlease-demo.dat sha mnt_line fstype opts out
+	local mnt=$1 mdev=$2 fs=$3
+	local file=$mnt/daxlease-demo.dat sha mnt_line fstype opts out
 
-	step "register an 8 MiB ext4-dax file, lease dropped after pinning"
-	if ! grep -q " $DAXLEASE_EXT4 .*dax" /proc/mounts; then
-		result register fail "$DAXLEASE_EXT4 is not mounted with dax"
+	step "register an 8 MiB $fs-dax file, lease dropped after pinning"
+	if [ -z "$mnt" ] || ! grep -q " $mnt .*dax" /proc/mounts; then
+		dresult register fail "${mnt:-the $fs mount} is not mounted with dax"
 		return 1
 	fi
 	rm -f "$file"
@@ -257,9 +271,9 @@ demo_patched()
 	wait_for "listening" 60 || true
 	show_server
 	if grep -q "kind fsdax, strategy lease-pin" "$server_log"; then
-		result register pass "$(grep -o 'kind fsdax.*' "$server_log")"
+		dresult register pass "$(grep -o 'kind fsdax.*' "$server_log")"
 	else
-		result register fail "no lease-pin registration of $file"
+		dresult register fail "no lease-pin registration of $file"
 		return 1
 	fi
 
@@ -273,9 +287,9 @@ demo_patched()
 	out=$(try_truncate "$file" "$data_size")
 	echo "  \$ truncate -s $data_size $file  ->  $out; size $(file_size "$file")"
 	if [ "$out" = ETXTBSY ] && [ "$(file_size "$file")" = "$mr_size" ]; then
-		result truncate-pinned pass "ETXTBSY while pinned, size still $mr_size"
+		dresult truncate-pinned pass "ETXTBSY while pinned, size still $mr_size"
 	else
-		result truncate-pinned fail "truncate gave $out, size $(file_size "$file")"
+		dresult truncate-pinned fail "truncate gave $out, size $(file_size "$file")"
 	fi
 
 	step "record the data set's checksum"
@@ -290,22 +304,22 @@ demo_patched()
 	out=$(try_truncate "$file" "$data_size")
 	echo "  \$ truncate -s $data_size $file  ->  $out; size $(file_size "$file")"
 	if [ "$out" = ok ] && [ "$(file_size "$file")" = "$data_size" ]; then
-		result truncate-unpinned pass "succeeds after deregistration, size $data_size"
+		dresult truncate-unpinned pass "succeeds after deregistration, size $data_size"
 	else
-		result truncate-unpinned fail "truncate gave $out, size $(file_size "$file")"
+		dresult truncate-unpinned fail "truncate gave $out, size $(file_size "$file")"
 	fi
 
-	step "remount $DAXLEASE_EXT4"
-	mnt_line=$(awk -v m="$DAXLEASE_EXT4" '$2 == m { print $3, $4 }' /proc/mounts)
+	step "remount $mnt"
+	mnt_line=$(awk -v m="$mnt" '$2 == m { print $3, $4 }' /proc/mounts)
 	fstype=${mnt_line%% *}
 	opts=${mnt_line#* }
-	echo "  \$ umount $DAXLEASE_EXT4; mount -t $fstype -o $opts $DAXLEASE_EXT4_DEV $DAXLEASE_EXT4"
-	if timeout 60 umount "$DAXLEASE_EXT4" &&
-	   timeout 60 mount -t "$fstype" -o "$opts" "$DAXLEASE_EXT4_DEV" "$DAXLEASE_EXT4" &&
-	   grep -q " $DAXLEASE_EXT4 .*dax" /proc/mounts; then
-		result remount pass "$DAXLEASE_EXT4_DEV remounted ($fstype, $opts)"
+	echo "  \$ umount $mnt; mount -t $fstype -o $opts $mdev $mnt"
+	if timeout 60 umount "$mnt" &&
+	   timeout 60 mount -t "$fstype" -o "$opts" "$mdev" "$mnt" &&
+	   grep -q " $mnt .*dax" /proc/mounts; then
+		dresult remount pass "$mdev remounted ($fstype, $opts)"
 	else
-		result remount fail "could not remount $DAXLEASE_EXT4_DEV"
+		dresult remount fail "could not remount $mdev"
 		return 1
 	fi
 
@@ -315,7 +329,7 @@ demo_patched()
 	if [ "$out" = "$sha" ]; then
 		verify "$file" data-survives-remount "sha256 unchanged" || true
 	else
-		result data-survives-remount fail "sha256 $out, was $sha"
+		dresult data-survives-remount fail "sha256 $out, was $sha"
 	fi
 	rm -f "$file"
 }
@@ -329,32 +343,32 @@ demo_stock()
 	start_server "$file"
 	if wait_for "listening" 60; then
 		show_server
-		result fsdax-refused fail "the stock kernel registered an FS-DAX file"
+		dresult fsdax-refused fail "the stock kernel registered an FS-DAX file"
 		stop_server
 	else
 		wait "$server_pid" || rc=$?
 		server_pid=
 		show_server
 		if [ "$rc" != 0 ] && grep -q "Operation not supported.*kernel-headers/patches" "$server_log"; then
-			result fsdax-refused pass "EOPNOTSUPP with the library's message naming kernel-headers/patches"
+			dresult fsdax-refused pass "EOPNOTSUPP with the library's message naming kernel-headers/patches"
 		else
-			result fsdax-refused fail "exit $rc without the expected message"
+			dresult fsdax-refused fail "exit $rc without the expected message"
 		fi
 	fi
 	rm -f "$file"
 
 	step "register device DAX ${DAXLEASE_DEVDAX:-(none)} instead"
 	if [ ! -c "${DAXLEASE_DEVDAX:-}" ]; then
-		result register skip "no device-DAX device in this VM"
+		dresult register skip "no device-DAX device in this VM"
 		return 0
 	fi
 	start_server "$DAXLEASE_DEVDAX"
 	wait_for "listening" 60 || true
 	show_server
 	if grep -q "kind devdax, strategy plain" "$server_log"; then
-		result register pass "$(grep -o 'kind devdax.*' "$server_log")"
+		dresult register pass "$(grep -o 'kind devdax.*' "$server_log")"
 	else
-		result register fail "no plain registration of $DAXLEASE_DEVDAX"
+		dresult register fail "no plain registration of $DAXLEASE_DEVDAX"
 		return 1
 	fi
 
@@ -363,7 +377,7 @@ demo_stock()
 
 	step "who pins the device"
 	show_pins "$DAXLEASE_DEVDAX"
-	result truncate-pinned skip "device DAX has no file blocks to truncate (seed point 0)"
+	dresult truncate-pinned skip "device DAX has no file blocks to truncate (seed point 0)"
 
 	step "deregister the MR"
 	deregister || return 1
@@ -377,7 +391,11 @@ if setup; then
 	if [ "$kernel" = stock ]; then
 		demo_stock || true
 	else
-		demo_patched || true
+		demo_patched "${DAXLEASE_EXT4:-}" "${DAXLEASE_EXT4_DEV:-}" ext4 || true
+		stop_server
+		tsfx=-xfs
+		demo_patched "${DAXLEASE_XFS:-}" "${DAXLEASE_XFS_DEV:-}" xfs || true
+		tsfx=
 	fi
 fi
 stop_server
