@@ -5,8 +5,8 @@
 # installs what it needs, builds warning-free, runs the host unit tests,
 # the guest suites on stock Debian 6.1 (rxe + emulated NVDIMMs in QEMU TCG),
 # builds the patched kernel and runs the kernel-semantics, lease-path,
-# fault, attack and demo suites on it, builds the packages and the
-# consumer test, and runs the reliability tooling and the benchmark schema check (bench --quick).
+# fault, attack, demo and Python suites on it, builds the packages and
+# the consumer test, and runs the reliability tooling and the benchmark schema check (bench --quick).
 #
 # Each step's outcome and duration is printed at the end; the exit status is
 # non-zero if any step failed.  No step is optional: a step that cannot run
@@ -59,9 +59,10 @@ step_vm_patched() {
 
 	kernel=$(bash "$top/kernel-headers/build-kernel.sh" --print-path)
 	# attacks adds some minutes on the debug kernel: a longer bound.
-	# demo is the README's demo (tools/demo.sh), on ext4 and xfs.
+	# demo is the README's demo (tools/demo.sh), on ext4 and xfs; python
+	# the pyverbs tier (tests/python/test_patched.py).
 	bash "$top/tests/vm/run.sh" --kernel "$kernel" --timeout 3600 \
-		--suites kernel,leasepath,faults,attacks,tools,badinput,threads,demo \
+		--suites kernel,leasepath,faults,attacks,tools,badinput,threads,demo,python \
 		--out "$out/vm-patched"
 }
 step_packages() { bash "$top/.ci/packages.sh"; }

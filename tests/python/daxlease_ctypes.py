@@ -1,10 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 """ctypes binding of <infiniband/verbs_dax.h> (libdaxlease.so.1).
 
-pyverbs owns the device objects; its PD exposes the C pointer as the int
-property PD.pd (Context.context likewise), which is what ibv_reg_dax_mr()
-takes.  The returned struct ibv_mr is read through the leading fields of
-rdma-core's struct ibv_mr.
+ibv_reg_dax_mr() takes a struct ibv_pd *.  pyverbs 44 (Debian 12) hands
+out no usable C pointer of its objects (PD.pd and Context.context cast
+the pointer to a Python object and crash the interpreter), so the device
+side comes from a small C library built with the project,
+libdl-pyhelper.so (tests/guest/pyhelper): it opens the device, allocates
+the PD and connects an RC loopback pair on it, and returns the pointers
+(class Verbs).  The returned struct ibv_mr is read through the leading
+fields of rdma-core's struct ibv_mr.
 """
 import ctypes
 import os
@@ -135,9 +139,78 @@ class Daxlease:
         if self.lib.ibv_dax_mr_persist(mr, offset, length):
             self._fail("ibv_dax_mr_persist")
 
+    def release_lease(self, mr):
+        ctypes.set_errno(0)
+        if self.lib.ibv_dax_mr_release_lease(mr):
+            self._fail("ibv_dax_mr_release_lease")
+
     def caps(self, ctx_ptr):
         caps = Caps()
         if self.lib.ibv_dax_query_caps(ctypes.c_void_p(ctx_ptr),
                                        ctypes.byref(caps)):
             self._fail("ibv_dax_query_caps")
         return caps
+
+
+def _helper_path():
+    if os.environ.get("DAXLEASE_PYHELPER"):
+        return os.environ["DAXLEASE_PYHELPER"]
+    prefix = os.environ.get("DAXLEASE_PREFIX", "/opt/daxlease")
+    return os.path.join(prefix, "libexec", "daxlease", "tests",
+                        "libdl-pyhelper.so")
+
+
+class Verbs:
+    """Context, PD, local buffer and RC loopback pair of libdl-pyhelper.so.
+
+    ctx_ptr and pd_ptr are the struct ibv_context * and struct ibv_pd * (as
+    ints) to pass to ibv_dax_query_caps() and ibv_reg_dax_mr(); write() and
+    read() move bytes into and out of a registered MR by RDMA WRITE / READ
+    from the pair's requester QP, whose responder shares the PD.
+    """
+
+    def __init__(self, dev, gid_index, buf_len, path=None):
+        lib = ctypes.CDLL(path or _helper_path(), use_errno=True)
+        lib.dlpy_open.restype = ctypes.c_void_p
+        lib.dlpy_open.argtypes = [ctypes.c_char_p, ctypes.c_int,
+                                  ctypes.c_size_t]
+        lib.dlpy_close.argtypes = [ctypes.c_void_p]
+        lib.dlpy_context.restype = ctypes.c_void_p
+        lib.dlpy_context.argtypes = [ctypes.c_void_p]
+        lib.dlpy_pd.restype = ctypes.c_void_p
+        lib.dlpy_pd.argtypes = [ctypes.c_void_p]
+        for f in (lib.dlpy_write, lib.dlpy_read):
+            f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                          ctypes.c_uint64, ctypes.c_uint32]
+        lib.dlpy_errmsg.restype = ctypes.c_char_p
+        lib.dlpy_errmsg.argtypes = []
+        self.lib = lib
+        self.buf_len = buf_len
+        ctypes.set_errno(0)
+        self.h = lib.dlpy_open(os.fsencode(dev), gid_index, buf_len)
+        if not self.h:
+            self._fail("dlpy_open")
+        self.ctx_ptr = lib.dlpy_context(self.h)
+        self.pd_ptr = lib.dlpy_pd(self.h)
+
+    def _fail(self, what):
+        err = ctypes.get_errno()
+        msg = (self.lib.dlpy_errmsg() or b"").decode("utf-8", "replace")
+        raise OSError(err, f"{what}: {os.strerror(err)}: {msg}")
+
+    def write(self, data, remote_addr, rkey):
+        """RDMA WRITE data (bytes) to remote_addr/rkey."""
+        if self.lib.dlpy_write(self.h, data, len(data), remote_addr, rkey):
+            self._fail("RDMA WRITE")
+
+    def read(self, length, remote_addr, rkey):
+        """RDMA READ length bytes from remote_addr/rkey."""
+        out = ctypes.create_string_buffer(length)
+        if self.lib.dlpy_read(self.h, out, length, remote_addr, rkey):
+            self._fail("RDMA READ")
+        return out.raw
+
+    def close(self):
+        if self.h:
+            self.lib.dlpy_close(self.h)
+            self.h = None

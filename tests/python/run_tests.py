@@ -3,11 +3,10 @@
 """Run the pyverbs tests with JSON-lines results (suite "python").
 
 usage: /usr/bin/python3 run_tests.py [--suite NAME] [MODULE ...]
-Default modules: every test_*.py in this directory.  Results go to
+Default module: test_$DAXLEASE_KERNEL (test_stock or test_patched).  Results go to
 $DAXLEASE_RESULTS (tests/common/dtest.h schema) and stdout.
 """
 import argparse
-import glob
 import os
 import sys
 import unittest
@@ -24,8 +23,9 @@ def main():
     ap.add_argument("--suite", default="python")
     ap.add_argument("modules", nargs="*")
     args = ap.parse_args()
-    mods = args.modules or sorted(
-        os.path.basename(p)[:-3] for p in glob.glob(os.path.join(here, "test_*.py")))
+    # the tests of the kernel the VM booted: test_stock or test_patched
+    kernel = os.environ.get("DAXLEASE_KERNEL", "stock")
+    mods = args.modules or [f"test_{kernel}"]
     DtestResult.suite_name = args.suite
     suite = unittest.defaultTestLoader.loadTestsFromNames(mods)
     runner = unittest.TextTestRunner(resultclass=DtestResult, verbosity=2,
