@@ -400,8 +400,8 @@ int dt_cmd_reg(int argc, char **argv)
 	print_mr(&o, ctx, mr, &attr);
 	hold_mr(&o, mr);
 
-	if (ibv_dereg_dax_mr(mr)) {
-		err = errno;
+	err = ibv_dereg_dax_mr(mr);
+	if (err) {
 		dt_error("reg", "ibv_dereg_dax_mr: %s (%s)", ibv_dax_errmsg(),
 			 dt_errname(err));
 		goto err_pd;

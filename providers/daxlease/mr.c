@@ -401,6 +401,7 @@ err_free:
 }
 
 /* Kernel side of a deregistration; 0 or -1/errno (then the MR stays). */
+/* 0 or an errno value, with the reason for ibv_dax_errmsg() */
 static int dereg_kernel(struct dl_mr *m)
 {
 	int ret;
@@ -421,16 +422,16 @@ static int dereg_kernel(struct dl_mr *m)
 		if (ret < 0)
 			ret = errno ? errno : EIO;
 		if (ret)
-			return dl_err(ret, "ibv_dereg_mr failed: %s (memory windows still bound?)",
-				      strerror(ret));
-		return 0;
+			dl_err(ret, "ibv_dereg_mr failed: %s (memory windows still bound?)",
+			       strerror(ret));
+		return ret;
 	}
 	ret = dl_ioctl_destroy_mr(m->ctx->cmd_fd, m->ctx->driver_id,
 				  m->ibv.handle);
 	if (ret)
-		return dl_err(ret, "MR_DESTROY failed: %s (memory windows still bound?)",
-			      strerror(ret));
-	return 0;
+		dl_err(ret, "MR_DESTROY failed: %s (memory windows still bound?)",
+		       strerror(ret));
+	return ret;
 }
 
 /* child: called in a forked child of the MR's owner */
@@ -456,17 +457,24 @@ static void dl_mr_free(struct dl_mr *m, bool child)
 	dl_err_restore(&s);
 }
 
+/*
+ * 0 or an errno value, as ibv_dereg_mr() returns; errno is set to the
+ * same value, and ibv_dax_errmsg() gives the reason.
+ */
 int dl_dereg_dax_mr(struct ibv_mr *mr)
 {
 	struct dl_mr *m;
+	int ret;
 
 	pthread_rwlock_wrlock(&reg_lock);
 	m = mr ? reg_find(mr) : NULL;
 	if (m)
 		reg_unlink(m);
 	pthread_rwlock_unlock(&reg_lock);
-	if (!m)
-		return not_ours(mr);
+	if (!m) {
+		not_ours(mr);
+		return EINVAL;
+	}
 
 	/*
 	 * A child of fork() shares the parent's uverbs file and lease:
@@ -478,13 +486,14 @@ int dl_dereg_dax_mr(struct ibv_mr *mr)
 		return 0;
 	}
 
-	if (dereg_kernel(m)) {
+	ret = dereg_kernel(m);
+	if (ret) {
 		struct dl_err_save s;
 
 		dl_err_save(&s);
 		reg_insert(m);
 		dl_err_restore(&s);
-		return -1;
+		return ret;
 	}
 	dl_test_stop("dereg_destroyed");
 	dl_mr_free(m, false);

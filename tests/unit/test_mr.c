@@ -84,22 +84,24 @@ int main(void)
 		return dtest_end();
 	}
 
+	/* ibv_dereg_dax_mr() returns the errno value, as ibv_dereg_mr() */
 	errno = 0;
 	ret = ibv_dereg_dax_mr(NULL);
-	dtest_check("dereg/null", ret == -1 && errno == EINVAL, "ret %d", ret);
+	dtest_check("dereg/null", ret == EINVAL && errno == EINVAL, "ret %d",
+		    ret);
 	ret = ibv_dereg_dax_mr(&foreign);
-	dtest_check("dereg/foreign", ret == -1 && errno == EINVAL &&
+	dtest_check("dereg/foreign", ret == EINVAL && errno == EINVAL &&
 		    strstr(ibv_dax_errmsg(), "not a live DAX MR"),
 		    "ret %d: %s", ret, ibv_dax_errmsg());
 	ret = ibv_dereg_dax_mr(&foreign);
-	dtest_check("dereg/foreign-twice", ret == -1 && errno == EINVAL,
+	dtest_check("dereg/foreign-twice", ret == EINVAL && errno == EINVAL,
 		    "ret %d", ret);
 	/* freed memory: only the pointer value is looked at */
 	heap = malloc(sizeof(*heap));
 	stale = (uintptr_t)heap;
 	free(heap);
 	ret = ibv_dereg_dax_mr((struct ibv_mr *)stale);
-	dtest_check("dereg/freed-pointer", ret == -1 && errno == EINVAL,
+	dtest_check("dereg/freed-pointer", ret == EINVAL && errno == EINVAL,
 		    "ret %d", ret);
 	ret = ibv_query_dax_mr(&foreign, &qa);
 	dtest_check("query/foreign", ret == -1 && errno == EINVAL, "ret %d",

@@ -371,7 +371,7 @@ static int run_server(const struct server_opts *opts)
 	s.dax_mr = NULL;
 	if (ret) {
 		fprintf(stderr, PROG ": ibv_dereg_dax_mr: %s: %s\n",
-			strerror(errno), ibv_dax_errmsg());
+			strerror(ret), ibv_dax_errmsg());
 		goto out;
 	}
 	printf(PROG ": deregistered\n");

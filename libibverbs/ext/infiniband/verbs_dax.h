@@ -10,7 +10,9 @@
  *
  * Error convention: functions returning a pointer return NULL, functions
  * returning int return -1; both set errno and a thread-local one-line
- * reason readable with ibv_dax_errmsg().
+ * reason readable with ibv_dax_errmsg().  ibv_dereg_dax_mr() returns 0 or
+ * an errno value, as ibv_dereg_mr() does (and sets errno and the reason
+ * too).
  */
 #ifndef INFINIBAND_VERBS_DAX_H
 #define INFINIBAND_VERBS_DAX_H
@@ -178,8 +180,8 @@ struct ibv_mr *ibv_reg_dax_mr(struct ibv_pd *pd,
 			      const struct ibv_dax_mr_init_attr *attr);
 
 /*
- * ibv_dereg_dax_mr - deregister, drop the lease, unmap and close.
- * Returns 0, or -1 with errno:
+ * ibv_dereg_dax_mr - deregister, drop the lease, unmap and close; returns
+ * 0 or an errno value, as ibv_dereg_mr():
  *   EINVAL  mr NULL, not from ibv_reg_dax_mr(), or already deregistered
  *           (a live-MR registry is checked first, so a second call is
  *           safe and fails this way)

@@ -121,6 +121,7 @@ static struct ibv_mr *reg_one(struct worker *w, int k)
 static void use_and_dereg(struct worker *w, struct ibv_mr *mr)
 {
 	struct ibv_dax_mr_attr q = {};
+	int ret;
 
 	if (ibv_query_dax_mr(mr, &q)) {
 		worker_err(w, "query: %s \"%s\"", strerror(errno),
@@ -133,8 +134,9 @@ static void use_and_dereg(struct worker *w, struct ibv_mr *mr)
 		else
 			w->persists++;
 	}
-	if (ibv_dereg_dax_mr(mr))
-		worker_err(w, "dereg: %s \"%s\"", strerror(errno),
+	ret = ibv_dereg_dax_mr(mr);
+	if (ret)
+		worker_err(w, "dereg: %s \"%s\"", strerror(ret),
 			   ibv_dax_errmsg());
 	else
 		w->deregs++;

@@ -322,6 +322,7 @@ static void test_source(const struct source *s)
 	struct ibv_mr *mr;
 	uint64_t raddr;
 	long d;
+	int ret;
 
 	tname(name, sizeof(name), s, "register");
 	mr = reg(s, 0);
@@ -393,9 +394,9 @@ static void test_source(const struct source *s)
 		    errno ? ": " : "", errno ? ibv_dax_errmsg() : "");
 dereg:
 	tname(name, sizeof(name), s, "deregister");
-	errno = 0;
-	dtest_check(name, !ibv_dereg_dax_mr(mr), "ibv_dereg_dax_mr%s%s",
-		    errno ? ": " : "", errno ? strerror(errno) : "");
+	ret = ibv_dereg_dax_mr(mr);
+	dtest_check(name, !ret, "ibv_dereg_dax_mr%s%s", ret ? ": " : "",
+		    ret ? strerror(ret) : "");
 }
 
 /* Every key phrase must be in the message. */
@@ -516,7 +517,7 @@ static void test_leaks(const struct source *s, const char *fsdax_dir)
 	struct ibv_mr *mr;
 	char tn[64];
 	double t0;
-	int i;
+	int i, ret;
 
 	tname(tn, sizeof(tn), s, "leak-cycles");
 	snapshot(&before);
@@ -543,9 +544,10 @@ static void test_leaks(const struct source *s, const char *fsdax_dir)
 				   ibv_dax_errmsg());
 			return;
 		}
-		if (ibv_dereg_dax_mr(mr)) {
+		ret = ibv_dereg_dax_mr(mr);
+		if (ret) {
 			dtest_fail(tn, "cycle %d: ibv_dereg_dax_mr: %s", i,
-				   strerror(errno));
+				   strerror(ret));
 			return;
 		}
 	}
