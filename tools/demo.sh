@@ -7,7 +7,9 @@
 # suite (tests/vm/suites/demo.sh) there: an RDMA client writes a data set
 # into an ext4-dax file registered with ibv_reg_dax_mr(), the pin shows in
 # /proc/<pid>/file_pins and blocks a truncate with ETXTBSY, deregistration
-# lets the truncate through, and the data set is checked after a remount.
+# lets the truncate through, and the data set is checked after a remount;
+# then the same on xfs (steps named STEP-xfs).  tests/run-all.sh runs the
+# same suite in its patched-kernel step.
 # The guest prints each step; at the end the host prints the summary from
 # results.jsonl.  Exit status 0 only if every step passed or was skipped
 # with a reason.
