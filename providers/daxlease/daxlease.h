@@ -147,7 +147,7 @@ enum ibv_dax_persist_granularity dl_map_granularity(const struct dl_map *map);
 /* lease.c ------------------------------------------------------------- */
 
 /*
- * Take the exclusive layout lease (seed point 1) on fd.  errno:
+ * Take the exclusive layout lease (doc/design.md §1.1) on fd.  errno:
  *   EAGAIN   another open file or lease conflicts (message names the pid
  *            from /proc/locks when it can)
  *   EACCES   not the file's owner and no CAP_LEASE (EPERM mapped to EACCES)
@@ -252,7 +252,7 @@ struct dl_reg_mr_resp {
 	uint32_t lkey;
 	uint32_t rkey;
 };
-/* Extended REG_MR (DESIGN §4); 0 or positive errno. */
+/* Extended REG_MR (doc/design.md §4.1); 0 or positive errno. */
 int dl_ioctl_reg_mr(int cmd_fd, uint32_t driver_id,
 		    const struct dl_reg_mr_args *args,
 		    struct dl_reg_mr_resp *resp);
@@ -299,7 +299,7 @@ int dl_query_caps(struct ibv_context *context, struct ibv_dax_caps *caps);
 /* strategy.c ---------------------------------------------------------- */
 
 /*
- * DESIGN §3 table, pure.  Returns 0 and *out, or EOPNOTSUPP with a reason
+ * The table of doc/design.md §3.1, pure.  Returns 0 and *out, or EOPNOTSUPP with a reason
  * naming the missing kernel support (or ENOTSUP-like refusal of
  * IBV_DAX_MR_NO_FALLBACK on page cache).
  */
@@ -312,7 +312,7 @@ const char *dl_strategy_name(enum ibv_dax_mr_strategy s);
 /* pins.c -------------------------------------------------------------- */
 
 /*
- * /proc/<pid>/file_pins (seed 001, cover letter):
+ * /proc/<pid>/file_pins (doc/design.md §1.7):
  *
  *	4: /dev/infiniband/uverbs0	an owner: fd number and its path
  *		/mnt/pmem/foo		tab-indented: files pinned through it
@@ -397,7 +397,8 @@ size_t dl_mr_live_count(void);
  *   reg_ioctl        just before the extended REG_MR ioctl
  *   reg_registered   the MR exists in the kernel, not yet in the registry
  *   dereg_destroyed  MR destroyed, lease, mapping and fd still held
- * Elsewhere it compiles to nothing.
+ * reg_leased, reg_ioctl and reg_registered are on the lease-pin path
+ * (FS-DAX) only.  Elsewhere it compiles to nothing.
  */
 #ifdef DAXLEASE_TEST_STOP
 void dl_test_stop(const char *stage);
