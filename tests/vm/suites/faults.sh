@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# Guest suite "faults": Kernel parts of issue 6: two processes on one file, a conflicting write
+# Guest suite "faults": two processes on one file, a conflicting write
 # lease, kill -9 at fixed and random points, fork() after registration,
 # persistence across unmount/mount (tests/guest/kernel/faults.c).
 # Runs inside the test VM (tests/vm/run.sh --suites faults); results go to
