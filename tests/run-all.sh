@@ -54,6 +54,9 @@ step_kernel()   {
 	bash "$top/kernel-headers/build-kernel.sh"
 	test -s "$(bash "$top/kernel-headers/build-kernel.sh" --print-path)"
 }
+# every C file the series touches, compiled with Debian's own amd64
+# configuration (modules, all file systems and drivers), warnings as errors
+step_kernel_debcfg() { bash "$top/kernel-headers/check-debian-config.sh"; }
 step_vm_patched() {
 	local kernel
 
@@ -75,7 +78,7 @@ step_bench()    {
 		--out "$out/bench-quick"
 }
 
-STEPS="deps build unit uapi vm_stock kernel vm_patched packages reliability bench"
+STEPS="deps build unit uapi vm_stock kernel kernel_debcfg vm_patched packages reliability bench"
 
 if [ "$only" = LIST ]; then
 	echo $STEPS

@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Compile every C file the kernel series touches with Debian's own amd64
+# kernel configuration, warnings as errors.  The test kernels are built
+# from tinyconfig with everything built in; Debian's kernel has modules,
+# more file systems and more drivers, so code that only compiles (or only
+# compiles cleanly) in one configuration shows here.
+set -euo pipefail
+
+usage()
+{
+	cat <<USAGE
+usage: $0 [--config NAME] [--jobs N] [--keep DIR] [--timeout SEC]
+
+Unpacks /usr/src/linux-source-6.1.tar.xz, applies
+kernel-headers/patches/linux-6.1/series with patch -p1 --fuzz=0, takes
+/usr/src/linux-config-6.1/config.NAME.xz (default amd64_none_amd64, the
+linux-image-amd64 flavour; package linux-config-6.1), runs olddefconfig
+and compiles the object of every .c file the series changes with
+KCFLAGS=-Werror.  Exit 0 when all compile without a warning.
+
+  --config NAME  configuration flavour (amd64_none_amd64,
+                 amd64_none_cloud-amd64, amd64_rt_amd64)
+  --jobs N       make -jN (default 2)
+  --keep DIR     build in DIR and keep it (default: a temporary directory)
+  --timeout SEC  bound for each make step (default 1800)
+
+Environment: LINUX_SOURCE_TARBALL, TMPDIR.
+USAGE
+}
+
+flavour=amd64_none_amd64
+jobs=2
+keep=
+limit=1800
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--config) flavour=${2:?--config needs a name}; shift ;;
+	--jobs) jobs=${2:?--jobs needs a number}; shift ;;
+	--keep) keep=${2:?--keep needs a directory}; shift ;;
+	--timeout) limit=${2:?--timeout needs seconds}; shift ;;
+	-h|--help) usage; exit 0 ;;
+	*) echo "$0: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+	esac
+	shift
+done
+
+here=$(cd "$(dirname "$0")" && pwd)
+pdir=$here/patches/linux-6.1
+tarball=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+config=/usr/src/linux-config-6.1/config.$flavour.xz
+
+die() { echo "check-debian-config: error: $*" >&2; exit 1; }
+log() { echo "check-debian-config: $*" >&2; }
+
+[ -f "$tarball" ] || die "$tarball missing (apt-get install linux-source-6.1)"
+[ -f "$config" ] || die "$config missing (apt-get install linux-config-6.1)"
+
+if [ -n "$keep" ]; then
+	work=$keep
+	rm -rf "$work"
+	mkdir -p "$work"
+else
+	work=$(mktemp -d "${TMPDIR:-/tmp}/daxlease-debcfg.XXXXXX")
+	trap 'rm -rf "$work"' EXIT
+fi
+
+log "unpacking $(basename "$tarball")"
+timeout 600 tar -xJf "$tarball" -C "$work" --strip-components=1
+
+mapfile -t patches < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' \
+			   "$pdir/series" | grep -v '^$')
+[ ${#patches[@]} -gt 0 ] || die "series lists no patch"
+for p in "${patches[@]}"; do
+	timeout 120 patch -p1 --forward --batch --fuzz=0 -s -d "$work" \
+		-i "$pdir/$p" || die "$p does not apply without fuzz"
+done
+if find "$work" -name '*.rej' -o -name '*.orig' | grep -q .; then
+	die "the series left .rej/.orig files"
+fi
+
+# every C file the series adds or changes, as an object to build
+mapfile -t objs < <(cat "${patches[@]/#/$pdir/}" |
+	sed -n 's|^+++ b/\(.*\)\.c$|\1.o|p' | sort -u)
+[ ${#objs[@]} -gt 0 ] || die "the series changes no C file"
+
+cd "$work"
+xz -dc "$config" > .config
+export ARCH=x86_64
+# Debian signs modules with its own key, which a build tree does not have
+scripts/config --set-str SYSTEM_TRUSTED_KEYS "" \
+	--set-str SYSTEM_REVOCATION_KEYS "" --disable MODULE_SIG_ALL
+timeout "$limit" make -s olddefconfig
+log "Debian config $flavour: compiling ${#objs[@]} objects: ${objs[*]}"
+timeout "$limit" make -s -j"$jobs" prepare
+out=$work/objects.log
+if ! timeout "$limit" make -j"$jobs" KCFLAGS=-Werror "${objs[@]}" \
+	>"$out" 2>&1; then
+	cat "$out" >&2
+	die "the series does not compile warning-free with $flavour"
+fi
+if grep -q 'warning:' "$out"; then
+	grep 'warning:' "$out" >&2
+	die "warnings with $flavour"
+fi
+log "all ${#objs[@]} objects compile warning-free with $flavour"
