@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * daxlease pins: who pins what, from /proc/<pid>/file_pins (seed series,
- * cover letter; parsed by dl_pins_parse()).  With --file, which processes
- * pin one file: the answer to "why does my truncate fail with ETXTBSY?"
- * (seed point 3: layout changes over pinned blocks fail with ETXTBSY).
+ * daxlease pins: who pins what, from /proc/<pid>/file_pins
+ * (doc/design.md §1.7; parsed by dl_pins_parse()).  With --file, which
+ * processes pin one file: the answer to "why does my truncate fail with
+ * ETXTBSY?" (layout changes over pinned blocks fail, doc/design.md §1.3).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -410,7 +410,7 @@ int dt_cmd_pins(int argc, char **argv)
 	if (s.scanned && !s.supported) {
 		err = EOPNOTSUPP;
 		dt_error("pins",
-			 "this kernel has no /proc/<pid>/file_pins: boot a kernel with the daxlease series (kernel-headers/patches/linux-6.1)");
+			 "this kernel has no /proc/<pid>/file_pins: boot a kernel built with the daxlease series (package daxlease-kernel-patches, see daxlease(7))");
 		goto out;
 	}
 

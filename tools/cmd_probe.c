@@ -2,7 +2,7 @@
 /*
  * daxlease probe: what the kernel offers (layout lease, file_pins) and,
  * per RDMA device, what ibv_dax_query_caps() found and which strategy each
- * file kind would get (DESIGN §3 table, strategy.c).
+ * file kind would get (doc/design.md §3.1, strategy.c).
  */
 #include <errno.h>
 #include <getopt.h>

@@ -2,7 +2,7 @@
 /*
  * daxlease reg: register a range of a pmem file or /dev/daxX.Y with
  * ibv_reg_dax_mr(), print the MR and hold it until SIGINT or SIGTERM
- * (SIGUSR1 drops the layout lease and keeps the pin: seed point 4), then
+ * (SIGUSR1 drops the layout lease and keeps the pin: doc/design.md §1.4), then
  * deregister.  For manual tests and demos: the pin is then visible in
  * /proc/<pid>/file_pins and blocks truncates of the file.
  */

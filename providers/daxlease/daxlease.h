@@ -31,6 +31,12 @@
 
 #define DL_ERRMSG_MAX 512
 
+/*
+ * What a message tells a user whose kernel lacks the series: what to
+ * install and where to read on, never a path of the source tree.
+ */
+#define DL_KERNEL_REMEDY "package daxlease-kernel-patches, see daxlease(7)"
+
 /* Set errno = err and the thread-local message; returns -1. */
 int dl_err(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * The exclusive layout lease of seed point 1: fcntl(fd, F_SETLEASE,
+ * The exclusive layout lease of doc/design.md §1.1: fcntl(fd, F_SETLEASE,
  * F_LAYOUT | F_EXCLUSIVE).  It is an F_RDLCK-level lease, so several
  * processes (or MRs, each with its own open file) may hold it at once;
- * while any is held, truncate and hole punch of the file fail (point 3).
+ * while any is held, truncate and hole punch of the file fail (§1.3).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -86,7 +86,7 @@ int dl_lease_take(int fd, const char *path)
 			      path);
 	case EINVAL:
 		return dl_err(EINVAL,
-			      "kernel refuses F_SETLEASE(F_LAYOUT|F_EXCLUSIVE) on %s: no layout-lease support (apply kernel-headers/patches/linux-6.1) or leases disabled (sysctl fs.leases-enable)",
+			      "kernel refuses F_SETLEASE(F_LAYOUT|F_EXCLUSIVE) on %s: no layout-lease support (boot a kernel built with the daxlease series: " DL_KERNEL_REMEDY ") or leases disabled (sysctl fs.leases-enable)",
 			      path);
 	case EOPNOTSUPP:
 		return dl_err(EOPNOTSUPP,

@@ -174,7 +174,7 @@ static int reg_plain(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 				      m->src.path);
 		if (err == EOPNOTSUPP && m->src.kind == IBV_DAX_FILE_FSDAX)
 			return dl_err(err,
-				      "kernel refuses a long-term pin of FS-DAX %s (stock kernel): apply kernel-headers/patches/linux-6.1",
+				      "kernel refuses a long-term pin of FS-DAX %s (stock kernel): boot a kernel built with the daxlease series (" DL_KERNEL_REMEDY ")",
 				      m->src.path);
 		return dl_err(err, "ibv_reg_mr of %s (%s) failed: %s",
 			      m->src.path, dl_kind_name(m->src.kind),
@@ -210,8 +210,8 @@ static int reg_lease_pin(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 	pthread_once(&atfork_once, atfork_register);
 
 	/*
-	 * seed point 1: the lease comes before the pin.  The kernel checks
-	 * the lease on DAX_FD, the open file that carries it.
+	 * The lease comes before the pin (doc/design.md §1.2).  The kernel
+	 * checks the lease on DAX_FD, the open file that carries it.
 	 */
 	m->lease = dl_lease_get(m->src.fd, m->src.path, m->src.dev,
 				m->src.ino);
@@ -230,7 +230,7 @@ static int reg_lease_pin(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 		switch (ret) {
 		case EPERM:
 			dl_err(EPERM,
-			       "kernel refused the pin of %s: the layout lease is not held by this process (seed point 2)",
+			       "kernel refused the pin of %s: the layout lease is not held by this process",
 			       m->src.path);
 			break;
 		case EFAULT:
@@ -272,7 +272,7 @@ static int reg_lease_pin(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 	m->ibv.rkey = resp.rkey;
 	dl_test_stop("reg_registered");
 
-	/* seed point 4: pins stay, further pins of the file will fail */
+	/* doc/design.md §1.4: pins stay, further pins of the file will fail */
 	if (m->flags & IBV_DAX_MR_RELEASE_LEASE) {
 		if (dl_lease_put(m->lease, m->src.path, false) == 0) {
 			m->lease = NULL;

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Parser for /proc/<pid>/file_pins, the format of the seed cover letter
- * (seeds/001, "Reporting of pinned files in procfs"): an owner line
+ * Parser for /proc/<pid>/file_pins (doc/design.md §1.7): an owner line
  * "N: /dev/infiniband/uverbsX" for pins held through an open file (RDMA:
- * the uverbs context, seed point 7), followed by its pinned files indented
- * by a tab; bare paths are pins owned by the process mm.
+ * the uverbs context), followed by its pinned files indented by a tab;
+ * bare paths are pins owned by the process mm.
  *
  * dl_pins_parse() is pure (no global state, every allocation owned by the
  * result) so that a libFuzzer target can drive it directly.

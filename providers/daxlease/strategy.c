@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Which registration strategy a file gets (DESIGN §3).  Pure: the caller
- * passes the probed capabilities, so tests can walk the whole table.
+ * Which registration strategy a file gets (doc/design.md §3.1).  Pure:
+ * the caller passes the probed capabilities, so tests can walk the whole
+ * table.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,7 +35,7 @@ int dl_strategy_choose(enum ibv_dax_file_kind kind, uint32_t flags,
 
 	switch (kind) {
 	case IBV_DAX_FILE_DEVDAX:
-		/* seed point 0: device DAX pins long-term without a lease */
+		/* device DAX pins without a lease (doc/design.md §1.0) */
 		*out = IBV_DAX_MR_STRATEGY_PLAIN;
 		return 0;
 	case IBV_DAX_FILE_PAGECACHE:
@@ -72,7 +73,7 @@ int dl_strategy_choose(enum ibv_dax_file_kind kind, uint32_t flags,
 		missing = "the extended uverbs REG_MR method";
 	if (msg)
 		snprintf(msg, msglen,
-			 "FS-DAX long-term pin needs kernel support for %s (boot a kernel with kernel-headers/patches/linux-6.1 applied)%s",
+			 "FS-DAX long-term pin needs kernel support for %s (boot a kernel built with the daxlease series: " DL_KERNEL_REMEDY ")%s",
 			 missing,
 			 caps->odp && !(flags & IBV_DAX_MR_NO_FALLBACK) ?
 				 "; or set IBV_DAX_MR_ALLOW_ODP, the device has ODP" :

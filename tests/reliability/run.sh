@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# The reliability tooling of issue 6 in one command: ASan+UBSan build and
+# The reliability tooling in one command: ASan+UBSan build and
 # ctest (from -DENABLE_SANITIZERS=ON, and from CFLAGS with gcc and clang
 # as a distribution's sanitizer build), valgrind memcheck of the test
 # binaries, the TSan threaded run and the libFuzzer targets, each

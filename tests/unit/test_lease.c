@@ -159,7 +159,8 @@ int main(void)
 	} else {
 		dtest_check("take/stock-einval",
 			    ret == -1 && err == EINVAL &&
-				    strstr(dl_errmsg(), "kernel-headers/patches"),
+				    strstr(dl_errmsg(),
+					   "daxlease-kernel-patches"),
 			    "ret %d errno %d: %s", ret, err, dl_errmsg());
 		dtest_check("take/stock-not-held", !dl_lease_held(fd),
 			    "F_GETLEASE says held");

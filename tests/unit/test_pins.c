@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Host unit test (no device): the /proc/<pid>/file_pins parser on the
- * examples of the seed cover letter (seeds/001) and on malformed input
+ * examples of doc/design.md §1.7 and on malformed input
  * (a bare path ends the owner block above it), and the reader on the host kernel (no file_pins: ENOENT).
  */
 #include <errno.h>

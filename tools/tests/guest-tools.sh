@@ -75,7 +75,7 @@ else
 		"not d['kernel']['layout_lease'] and d['kernel']['layout_lease_errno'] == 'EINVAL' and not d['kernel']['file_pins']" \
 		"stock kernel: F_LAYOUT refused with EINVAL, no file_pins"
 	jq probe-fsdax "$tmp/probe.json" \
-		"d['devices'][0]['strategy']['fsdax'] == 'none' and 'kernel-headers/patches' in d['devices'][0]['fsdax_reason']" \
+		"d['devices'][0]['strategy']['fsdax'] == 'none' and 'daxlease-kernel-patches' in d['devices'][0]['fsdax_reason']" \
 		"stock kernel: fsdax would fail, the reason names the kernel series"
 fi
 status probe-table 0 "probe table" daxlease probe -d "$dev"
@@ -85,7 +85,7 @@ else
 	result probe-table-row fail "no $dev row in: $(cat "$tmp/out")"
 fi
 
-# devdax: plain, no lease (seed point 0)
+# devdax: plain, no lease (doc/design.md §1.0)
 status reg-devdax 0 "reg $DAXLEASE_DEVDAX 2M" \
 	daxlease reg "$DAXLEASE_DEVDAX" --length 2M -d "$dev" --hold 0 --json
 cp "$tmp/out" "$tmp/devdax.json"
@@ -109,8 +109,8 @@ rm -f "$f"
 if [ "$kernel" != patched ]; then
 	status reg-fsdax-stock 95 "ext4-dax on the stock kernel: EOPNOTSUPP" \
 		daxlease reg "$f" --create --length 2M -d "$dev" --hold 0
-	if grep -q "kernel-headers/patches" "$tmp/err"; then
-		result reg-fsdax-stock-msg pass "message names kernel-headers/patches"
+	if grep -q "daxlease-kernel-patches" "$tmp/err"; then
+		result reg-fsdax-stock-msg pass "message names the package daxlease-kernel-patches"
 	else
 		result reg-fsdax-stock-msg fail "message: $(cat "$tmp/err")"
 	fi
@@ -202,6 +202,6 @@ status reg-release-lease 0 "reg --release-lease" \
 	daxlease reg "$f" --length 2M -d "$dev" --release-lease --hold 0 --json
 jq reg-release-lease-mr "$tmp/out" \
 	"d['strategy'] == 'lease-pin' and not d['lease_held']" \
-	"--release-lease: pinned, lease dropped (seed point 4)"
+	"--release-lease: pinned, lease dropped (doc/design.md §1.4)"
 rm -f "$f"
 suite_end

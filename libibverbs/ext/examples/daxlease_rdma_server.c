@@ -96,7 +96,8 @@ static struct ibv_mr *register_file(struct ibv_pd *pd,
 
 	/*
 	 * Dropping the layout lease leaves only the pins to keep the blocks
-	 * in place (seed point 4), which is what a truncate then runs into.
+	 * in place (doc/design.md §1.4), which is what a truncate then runs
+	 * into.
 	 */
 	if (opts->release_lease)
 		attr.flags |= IBV_DAX_MR_RELEASE_LEASE;

@@ -34,7 +34,7 @@ enum ibv_dax_mr_init_attr_mask {
 
 /* Policy flags of struct ibv_dax_mr_init_attr */
 enum ibv_dax_mr_flags {
-	/* Drop the layout lease once the pages are pinned (seed point 4). */
+	/* Drop the layout lease once the pages are pinned; the pins stay. */
 	IBV_DAX_MR_RELEASE_LEASE = 1 << 0,
 	/*
 	 * On a kernel without the layout-lease series, let an FS-DAX file
@@ -168,7 +168,7 @@ struct ibv_dax_caps {
  *               IBV_DAX_MR_CREATE) or of the device
  *   EAGAIN      the layout lease conflicts with another process's lease
  *               or open (the message names the pid when /proc/locks does)
- *   EPERM       the kernel refused the pin: lease not held (seed point 2)
+ *   EPERM       the kernel refused the pin: lease not held
  *   EFAULT      read-only registration of a file opened read-only on a
  *               kernel that pins MRs for writing (Linux < 6.2: ib_umem_get
  *               uses FOLL_WRITE|FOLL_FORCE, refused on a read-only shared
@@ -206,8 +206,8 @@ int ibv_dereg_dax_mr(struct ibv_mr *mr);
 int ibv_query_dax_mr(struct ibv_mr *mr, struct ibv_dax_mr_attr *attr);
 
 /*
- * ibv_dax_mr_release_lease - drop the layout lease, keep the pin (seed
- * point 4: the MR stays valid, but further pins of the file fail and the
+ * ibv_dax_mr_release_lease - drop the layout lease, keep the pin (the MR
+ * stays valid, but further pins of the file fail and the
  * file's layout may change again once every MR is gone).  Idempotent:
  * returns 0 if no lease is held (already released, or a devdax/page-cache
  * /ODP MR).  -1 with errno EINVAL (not a live DAX MR), EPERM (called in a

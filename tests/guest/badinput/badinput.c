@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Bad input to the daxlease API (issue 6): every case asserts the errno
+ * Bad input to the daxlease API: every case asserts the errno
  * documented in providers/daxlease/daxlease.h, a message that says why (it
  * must be new, i.e. set by this very call, and name the cause), and that the
  * process has the same fds, file mappings, leases/locks and file_pins
@@ -1104,9 +1104,9 @@ static void lease_case(const char *name, const char *path, int oflags,
 }
 
 /*
- * The layout lease is a read-level lease (seed 002; issue 6 "both may
- * hold it and both pin"), and F_EXCLUSIVE only makes it unbreakable by
- * layout changes (seed 003), so another process's exclusive layout lease
+ * The layout lease is a read-level lease (doc/design.md §1.1: two
+ * processes may both hold it and both pin), and F_EXCLUSIVE only makes it
+ * unbreakable by layout changes, so another process's exclusive layout lease
  * does not stop ours: registration succeeds, the other lease stays, and
  * deregistration leaves nothing of ours behind.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * dl-attacks-test: attacks on the soundness of the layout-lease kernel
- * series (DESIGN section 1a), with raw system calls and raw verbs only.
+ * series (doc/design.md §2), with raw system calls and raw verbs only.
  * The invariant under attack: no block of a file may be freed, remapped
  * or reused while a long-term pin on it exists, whoever asks and however
  * the pin was taken.  Every test name starts with the number of the rule

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * dl-faults-test: the kernel half of issue 6 on the patched kernel.
+ * dl-faults-test: failures and faults on the patched kernel.
  *  - two processes register one file: the layout lease is read-level, so
  *    both hold it and both pin; truncate fails until both MRs are gone;
  *  - a conflicting write lease makes registration fail with EAGAIN and

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * dl-kernel-test: the kernel half of daxlease (DESIGN section 1, cover
- * letter points 0-9) on ext4-dax and xfs-dax, with raw system calls and
+ * dl-kernel-test: the kernel half of daxlease (the points 0-9 of
+ * doc/design.md §1) on ext4-dax and xfs-dax, with raw system calls and
  * raw verbs only: fcntl(F_SETLEASE), mmap, ibv_reg_mr (FOLL_LONGTERM pin
  * through ib_umem_get), truncate/fallocate, RDMA WRITE over rxe, and
  * /proc/<pid>/file_pins.  Every test name starts with its point

@@ -97,7 +97,7 @@ int kt_verify_pattern(const char *path, off_t off, size_t len, uint8_t seed,
 long long kt_file_size(const char *path);
 
 /*
- * The extended REG_MR of DESIGN section 4 (DAXLEASE_UVERBS_METHOD_REG_MR
+ * The extended REG_MR of doc/design.md §4.1 (DAXLEASE_UVERBS_METHOD_REG_MR
  * with DAX_FD / DAX_FD_OFFSET), built here so that the kernel is tested
  * without the library.  dax_fd < 0 leaves the daxlease attributes out
  * (a plain REG_MR).  0 or errno; the MR is destroyed with
@@ -156,7 +156,7 @@ int kt_rdma_write_pattern(struct kt_dev *d, uint64_t remote_addr,
 			  uint32_t rkey, size_t len, uint64_t foff,
 			  uint8_t seed, char *why, size_t whylen);
 
-/* Layout changes of seed point 3 / 9 */
+/* Layout changes of doc/design.md §1.3 and §1.9 */
 enum kt_op {
 	KT_OP_TRUNCATE,		/* truncate(path, off) */
 	KT_OP_FTRUNCATE,	/* ftruncate(open(path), off) */
@@ -194,8 +194,8 @@ int kt_child_op(const char *path, enum kt_op op, off_t off);
  */
 int kt_read_file_pins(pid_t pid, char *buf, size_t size);
 /*
- * The expected text: one cover-letter block "<fd>: <uverbs path>\n" plus
- * "\t<path>\n" per pinned file for every descriptor of this process that
+ * The expected text (doc/design.md §1.7): one block "<fd>: <uverbs path>\n"
+ * plus "\t<path>\n" per pinned file for every descriptor of this process that
  * refers to the same device node as uverbs_fd, in fd order (a dup'ed
  * uverbs fd shows the same block again).  Valid while the process has
  * one context open per device.

@@ -108,7 +108,7 @@ static int write_and_check(struct ibv_mr *mr, const char *path, uint64_t moff,
 }
 
 /*
- * file_pins must hold the cover-letter block "<fd>: <uverbs path>\n\t<file>\n"
+ * file_pins must hold the block "<fd>: <uverbs path>\n\t<file>\n" (§1.7)
  * for every descriptor of the context's uverbs file, in fd order: the
  * context's cmd_fd and the library's duplicate of it.
  */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Many threads through every part of daxlease that runs without a
- * protection domain, for a fixed time (issue 6: "threads registering and
- * deregistering ... for 60 s under TSan"): the process-wide lease probe
+ * protection domain, for a fixed time (60 s under TSan in
+ * tests/reliability/run-tsan.sh): the process-wide lease probe
  * (pthread_once) and the uncached one, source open/classify/range checks
  * on per-thread files, the attribute validator, the strategy table, the
  * file_pins parser, the MR registry's rejection of foreign pointers, and

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Threads registering and deregistering DAX MRs on rxe (issue 6), first
+ * Threads registering and deregistering DAX MRs on rxe, first
  * all on one file, then each on its own files, for --seconds in total.
  *
  * MRs travel between threads through a slot table: a thread finding a slot

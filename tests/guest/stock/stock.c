@@ -3,7 +3,7 @@
  * Guest suite "stock": daxlease on an unpatched Debian 6.1 kernel, on rxe
  * and emulated NVDIMMs (tests/vm/suites/stock.sh runs it).
  *
- * What the stock kernel must give (DESIGN.md section 3, stock column):
+ * What the stock kernel must give (doc/design.md §3.1, stock columns):
  *  - ibv_dax_query_caps(): no layout lease, no extended REG_MR, no ODP
  *    (rxe on 6.1), so FS-DAX gets strategy NONE, the rest PLAIN;
  *  - device DAX and page-cache files (tmpfs, non-DAX ext4) register with
@@ -412,7 +412,7 @@ static void test_fsdax(const char *name, const char *dir)
 {
 	static const char *const phrases[] = {
 		"FS-DAX", "layout lease", "REG_MR",
-		"kernel-headers/patches/linux-6.1", "no ODP", NULL
+		"daxlease-kernel-patches", "daxlease(7)", "no ODP", NULL
 	};
 	struct source s = { .name = name, .off = 0 };
 	struct ibv_mr *mr, *plain;

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # Guest suite "attacks": attacks on the soundness rules of the layout-lease
-# series (DESIGN section 1a) on ext4-dax and xfs-dax, with raw syscalls and
+# series (doc/design.md §2) on ext4-dax and xfs-dax, with raw syscalls and
 # raw verbs (tests/guest/kernel/attacks.c): other long-term pinners
 # (AF_XDP as an unprivileged user, io_uring), REG_MR racing
 # mmap(MAP_FIXED), recycled pids, file systems that must not grant the

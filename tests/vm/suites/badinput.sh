@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# Guest suite: the bad-input cases of issue 6 (tests/guest/badinput) on
+# Guest suite: the bad-input cases (tests/guest/badinput) on
 # rxe with the emulated NVDIMMs, then the same program built with ASan +
 # UBSan (badinput-asan) and under valgrind memcheck.  The program reports
 # suite "badinput" itself; the tool runs report as suite "badinput-tools".

@@ -349,8 +349,8 @@ demo_stock()
 		wait "$server_pid" || rc=$?
 		server_pid=
 		show_server
-		if [ "$rc" != 0 ] && grep -q "Operation not supported.*kernel-headers/patches" "$server_log"; then
-			dresult fsdax-refused pass "EOPNOTSUPP with the library's message naming kernel-headers/patches"
+		if [ "$rc" != 0 ] && grep -q "Operation not supported.*daxlease-kernel-patches" "$server_log"; then
+			dresult fsdax-refused pass "EOPNOTSUPP with the library's message naming the package daxlease-kernel-patches"
 		else
 			dresult fsdax-refused fail "exit $rc without the expected message"
 		fi
@@ -377,7 +377,7 @@ demo_stock()
 
 	step "who pins the device"
 	show_pins "$DAXLEASE_DEVDAX"
-	dresult truncate-pinned skip "device DAX has no file blocks to truncate (seed point 0)"
+	dresult truncate-pinned skip "device DAX has no file blocks to truncate (doc/design.md §1.0)"
 
 	step "deregister the MR"
 	deregister || return 1
