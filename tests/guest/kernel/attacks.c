@@ -353,9 +353,7 @@ static int make_file(const char *path, size_t size, uint8_t seed,
 		     unsigned int extsize)
 {
 	struct fsxattr fa;
-	uint8_t *buf;
-	size_t done;
-	int fd, err = 0;
+	int fd, err;
 
 	unlink(path);
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -368,21 +366,7 @@ static int make_file(const char *path, size_t size, uint8_t seed,
 	}
 	/* one allocation: aligned extents where the file system can */
 	fallocate(fd, 0, 0, size);
-	buf = malloc(KT_MIB);
-	if (!buf) {
-		close(fd);
-		return ENOMEM;
-	}
-	for (done = 0; done < size && !err; done += KT_MIB) {
-		size_t n = size - done < KT_MIB ? size - done : KT_MIB;
-
-		kt_pattern(buf, n, done, seed);
-		if (pwrite(fd, buf, n, done) != (ssize_t)n)
-			err = errno ? errno : EIO;
-	}
-	if (!err && fsync(fd))
-		err = errno;
-	free(buf);
+	err = kt_fill_pattern(fd, size, seed);
 	close(fd);
 	return err;
 }

@@ -158,21 +158,15 @@ const char *kt_path(const struct kt_fs *fs, const char *tag)
 	return path[slot];
 }
 
-int kt_make_file(const char *path, size_t size, uint8_t seed)
+int kt_fill_pattern(int fd, size_t size, uint8_t seed)
 {
 	size_t chunk = KT_MIB, done;
 	uint8_t *buf;
-	int fd, err = 0;
+	int err = 0;
 
-	unlink(path);
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return errno;
 	buf = malloc(chunk);
-	if (!buf) {
-		close(fd);
+	if (!buf)
 		return ENOMEM;
-	}
 	for (done = 0; done < size && !err; done += chunk) {
 		size_t n = size - done < chunk ? size - done : chunk;
 
@@ -183,6 +177,18 @@ int kt_make_file(const char *path, size_t size, uint8_t seed)
 	if (!err && fsync(fd))
 		err = errno;
 	free(buf);
+	return err;
+}
+
+int kt_make_file(const char *path, size_t size, uint8_t seed)
+{
+	int fd, err;
+
+	unlink(path);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return errno;
+	err = kt_fill_pattern(fd, size, seed);
 	close(fd);
 	return err;
 }

@@ -82,6 +82,8 @@ const char *kt_path(const struct kt_fs *fs, const char *tag);
 
 /* Creates (or replaces) path with size bytes of pattern seed, fsynced. */
 int kt_make_file(const char *path, size_t size, uint8_t seed);
+/* Writes size bytes of pattern seed from offset 0 of fd, then fsync. */
+int kt_fill_pattern(int fd, size_t size, uint8_t seed);
 
 /*
  * Reads [off, off + len) of path through a new O_RDONLY descriptor and
