@@ -1336,6 +1336,20 @@ out:
 		unlink(path);
 }
 
+/*
+ * After a group of refused layout changes: the file system is consistent
+ * (e2fsck -fn / xfs_repair -n on the unmounted device), then mounted again
+ * for the tests that follow.
+ */
+static void t_fsck(const struct kt_fs *fs, const char *name)
+{
+	char out[1024];
+	int ret;
+
+	ret = kt_fsck(fs, true, out, sizeof(out));
+	dtest_check(kt_name(name, fs), ret == 0, "%s: %s", name, out);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t mark;
@@ -1376,8 +1390,10 @@ int main(int argc, char **argv)
 			t_p1(fs);
 		if (want("p2"))
 			t_p2(fs);
-		if (want("p3") || want("p9"))
+		if (want("p3") || want("p9")) {
 			t_p3(fs);
+			t_fsck(fs, "fsck_p3");
+		}
 		if (want("p4"))
 			t_p4(fs);
 		if (want("p5"))
@@ -1401,6 +1417,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < kt_env.nfs && want("p5"); i++) {
 		t_p5_unlink(&kt_env.fs[i], KT_PIN_DAXFD);
 		t_p5_unlink(&kt_env.fs[i], KT_PIN_LEGACY);
+		t_fsck(&kt_env.fs[i], "fsck_p5_unlink");
 	}
 	kt_dev_close(&dev);
 	{
