@@ -2271,39 +2271,6 @@ static void t_i11_devdax(void)
 
 /* ---- rule 12: the ABI ------------------------------------------------- */
 
-struct raw_ioctl {
-	struct ib_uverbs_ioctl_hdr hdr;
-	struct ib_uverbs_attr attrs[16];
-};
-
-static struct ib_uverbs_attr *raw_attr(struct raw_ioctl *c, uint16_t id,
-				       uint16_t len, uint64_t data)
-{
-	struct ib_uverbs_attr *a = &c->attrs[c->hdr.num_attrs++];
-
-	memset(a, 0, sizeof(*a));
-	a->attr_id = id;
-	a->len = len;
-	a->flags = UVERBS_ATTR_F_MANDATORY;
-	a->data = data;
-	c->hdr.length += sizeof(*a);
-	return a;
-}
-
-static int raw_call(struct raw_ioctl *c)
-{
-	return ioctl(dev.ctx->cmd_fd, RDMA_VERBS_IOCTL, &c->hdr) ? errno : 0;
-}
-
-static void raw_init(struct raw_ioctl *c, uint16_t method)
-{
-	memset(c, 0, sizeof(*c));
-	c->hdr.length = sizeof(c->hdr);
-	c->hdr.object_id = UVERBS_OBJECT_MR;
-	c->hdr.method_id = method;
-	c->hdr.driver_id = RDMA_DRIVER_RXE;
-}
-
 static void t_i12(void)
 {
 	const unsigned int dax_fd = DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD;
@@ -2313,13 +2280,13 @@ static void t_i12(void)
 	struct kt_pin p = KT_PIN_INIT;
 	uint32_t lkey, rkey;
 	struct ib_uverbs_attr *h;
-	struct raw_ioctl c;
+	struct kt_ioctl c;
 	bool ns;
 	void *anon;
 	int ret;
 
-	raw_init(&c, DAXLEASE_UVERBS_METHOD_REG_MR);
-	ret = raw_call(&c);
+	kt_ioctl_init(&c, DAXLEASE_UVERBS_METHOD_REG_MR);
+	ret = kt_ioctl_exec(&dev, &c);
 	dtest_check("i12_reg_mr_method_id_5",
 		    DAXLEASE_UVERBS_METHOD_REG_MR == 5 && ret == EINVAL,
 		    "method id %d (want upstream's UVERBS_METHOD_REG_MR = 5); an empty call: %s (want EINVAL: a known method missing its mandatory attributes)",
@@ -2339,19 +2306,19 @@ static void t_i12(void)
 	/* the first attribute id after upstream's last: unknown to the method */
 	anon = mmap(NULL, KT_PIN_LEN, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	raw_init(&c, DAXLEASE_UVERBS_METHOD_REG_MR);
-	h = raw_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_HANDLE, 0, 0);
-	raw_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_PD_HANDLE, 0, dev.pd->handle);
-	raw_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_IOVA, 8, (uintptr_t)anon);
-	raw_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_ADDR, 8, (uintptr_t)anon);
-	raw_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_LENGTH, 8, KT_PIN_LEN);
-	raw_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_ACCESS_FLAGS, 8, KT_ACCESS);
-	raw_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_LKEY, 4,
+	kt_ioctl_init(&c, DAXLEASE_UVERBS_METHOD_REG_MR);
+	h = kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_HANDLE, 0, 0);
+	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_PD_HANDLE, 0, dev.pd->handle);
+	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_IOVA, 8, (uintptr_t)anon);
+	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_ADDR, 8, (uintptr_t)anon);
+	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_LENGTH, 8, KT_PIN_LEN);
+	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_ACCESS_FLAGS, 8, KT_ACCESS);
+	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_LKEY, 4,
 		 (uintptr_t)&lkey);
-	raw_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_RKEY, 4,
+	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_RKEY, 4,
 		 (uintptr_t)&rkey);
-	raw_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_RKEY + 1, 8, 0);
-	ret = anon == MAP_FAILED ? ENOMEM : raw_call(&c);
+	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_RKEY + 1, 8, 0);
+	ret = anon == MAP_FAILED ? ENOMEM : kt_ioctl_exec(&dev, &c);
 	if (!ret)
 		kt_destroy_mr(&dev, (uint32_t)h->data);
 	dtest_check("i12_next_upstream_attr_id_unknown", ret == EPROTONOSUPPORT,

@@ -261,14 +261,8 @@ long long kt_file_size(const char *path)
 	return st.st_size;
 }
 
-/* One uverbs ioctl: header + attributes, executed on cmd_fd */
-struct kt_ioctl {
-	struct ib_uverbs_ioctl_hdr hdr;
-	struct ib_uverbs_attr attrs[16];
-};
-
-static struct ib_uverbs_attr *kt_attr(struct kt_ioctl *c, uint16_t id,
-				      uint16_t len, uint64_t data)
+struct ib_uverbs_attr *kt_attr(struct kt_ioctl *c, uint16_t id,
+			       uint16_t len, uint64_t data)
 {
 	struct ib_uverbs_attr *a = &c->attrs[c->hdr.num_attrs++];
 
@@ -282,7 +276,7 @@ static struct ib_uverbs_attr *kt_attr(struct kt_ioctl *c, uint16_t id,
 	return a;
 }
 
-static void kt_ioctl_init(struct kt_ioctl *c, uint16_t method)
+void kt_ioctl_init(struct kt_ioctl *c, uint16_t method)
 {
 	memset(c, 0, sizeof(*c));
 	c->hdr.length = sizeof(c->hdr);
@@ -292,6 +286,13 @@ static void kt_ioctl_init(struct kt_ioctl *c, uint16_t method)
 	c->hdr.driver_id = RDMA_DRIVER_RXE;
 }
 
+int kt_ioctl_exec(struct kt_dev *d, struct kt_ioctl *c)
+{
+	if (ioctl(d->ctx->cmd_fd, RDMA_VERBS_IOCTL, &c->hdr))
+		return errno ? errno : EIO;
+	return 0;
+}
+
 int kt_reg_mr_ioctl(struct kt_dev *d, void *addr, size_t len,
 		    unsigned int access, int dax_fd, uint64_t dax_off,
 		    struct kt_raw_mr *mr)
@@ -299,6 +300,7 @@ int kt_reg_mr_ioctl(struct kt_dev *d, void *addr, size_t len,
 	struct ib_uverbs_attr *handle;
 	uint32_t lkey = 0, rkey = 0;
 	struct kt_ioctl c;
+	int ret;
 
 	kt_ioctl_init(&c, DAXLEASE_UVERBS_METHOD_REG_MR);
 	handle = kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_HANDLE, 0, 0);
@@ -318,8 +320,9 @@ int kt_reg_mr_ioctl(struct kt_dev *d, void *addr, size_t len,
 		kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD_OFFSET, 8,
 			dax_off);
 	}
-	if (ioctl(d->ctx->cmd_fd, RDMA_VERBS_IOCTL, &c.hdr))
-		return errno ? errno : EIO;
+	ret = kt_ioctl_exec(d, &c);
+	if (ret)
+		return ret;
 	mr->handle = (uint32_t)handle->data;
 	mr->lkey = lkey;
 	mr->rkey = rkey;

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/rdma_user_ioctl.h>
 
 #include "rcloop.h"
 
@@ -108,6 +109,22 @@ long long kt_file_size(const char *path);
 struct kt_raw_mr {
 	uint32_t handle, lkey, rkey;
 };
+
+/*
+ * The uverbs ioctl builder under kt_reg_mr_ioctl(), for tests that send
+ * their own attribute sets: kt_ioctl_init() for a method of
+ * UVERBS_OBJECT_MR on rxe, kt_attr() appends an attribute (always
+ * UVERBS_ATTR_F_MANDATORY: a kernel that does not know it must refuse),
+ * kt_ioctl_exec() runs it on the context's cmd_fd (0 or errno).
+ */
+struct kt_ioctl {
+	struct ib_uverbs_ioctl_hdr hdr;
+	struct ib_uverbs_attr attrs[16];
+};
+void kt_ioctl_init(struct kt_ioctl *c, uint16_t method);
+struct ib_uverbs_attr *kt_attr(struct kt_ioctl *c, uint16_t id,
+			       uint16_t len, uint64_t data);
+int kt_ioctl_exec(struct kt_dev *d, struct kt_ioctl *c);
 int kt_reg_mr_ioctl(struct kt_dev *d, void *addr, size_t len,
 		    unsigned int access, int dax_fd, uint64_t dax_off,
 		    struct kt_raw_mr *mr);
