@@ -26,8 +26,9 @@
  *  i9  one registration over 10,000 VMAs stays bounded
  *  i10 a refused change leaves size and times alone; changes next to a
  *      pinned page succeed
- *  i11 read-only registration: REMOTE_READ-only MRs work; an O_RDONLY
- *      mapping is refused with EFAULT (no unforced read-only pins)
+ *  i11 read-only registration works through a descriptor opened
+ *      read-only; such pins take only the named file's DAX pages (no
+ *      zero page, no page cache), only for the owner, and stay read-only
  *  i12 the uverbs ABI of the DAX attributes
  *
  * The spare NVDIMM (DAXLEASE_SPARE_DEV) is formatted here four times:
@@ -698,6 +699,7 @@ out:
 
 struct remapper {
 	uint8_t *addr;
+	int prot;
 	int fd[2];
 	atomic_int stop;
 	unsigned long count;
@@ -711,8 +713,8 @@ static void *remap_fn(void *arg)
 
 	while (!atomic_load(&m->stop)) {
 		k ^= 1;
-		if (mmap(m->addr, RACE_LEN, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_FIXED, m->fd[k], 0) == MAP_FAILED) {
+		if (mmap(m->addr, RACE_LEN, m->prot, MAP_SHARED | MAP_FIXED,
+			 m->fd[k], 0) == MAP_FAILED) {
 			m->err = errno;
 			break;
 		}
@@ -721,13 +723,28 @@ static void *remap_fn(void *arg)
 	return NULL;
 }
 
-static void t_i2_race(const struct kt_fs *fs, bool daxfd)
+/*
+ * How the racing registrations are made: the legacy REG_MR (ibv_reg_mr),
+ * the extended REG_MR naming the first file, or that REG_MR with
+ * IBV_ACCESS_REMOTE_READ only through a descriptor opened read-only,
+ * whose pages are pinned as they are: there the second file is a
+ * page-cache file (tmpfs), which such a pin must never take.
+ */
+enum race_mode { RACE_LEGACY, RACE_DAXFD, RACE_READONLY };
+
+static void t_i2_race(const struct kt_fs *fs, enum race_mode mode)
 {
-	const char *name = kt_name(daxfd ? "i2_remap_race_daxfd" :
-					   "i2_remap_race_legacy", fs);
+	static const char *const names[] = {
+		[RACE_LEGACY] = "i2_remap_race_legacy",
+		[RACE_DAXFD] = "i2_remap_race_daxfd",
+		[RACE_READONLY] = "i2_remap_race_readonly",
+	};
+	const char *name = kt_name(names[mode], fs);
+	bool daxfd = mode != RACE_LEGACY, ro = mode == RACE_READONLY;
 	char p[2][4096] = { "", "" }, pins[8192], hist[256] = "";
 	char first[10240] = "";
-	struct remapper m = { .fd = { -1, -1 } };
+	struct remapper m = { .fd = { -1, -1 },
+			      .prot = ro ? PROT_READ : PROT_READ | PROT_WRITE };
 	uint8_t *pat[2] = { NULL, NULL }, *buf = NULL, *res = MAP_FAILED;
 	struct ibv_mr *lmr = NULL;
 	unsigned long iter = 0, ok = 0, mixed = 0, viol = 0, fails = 0;
@@ -738,10 +755,14 @@ static void t_i2_race(const struct kt_fs *fs, bool daxfd)
 	size_t pg;
 
 	for (k = 0; k < 2; k++) {
-		snprintf(p[k], sizeof(p[k]), "%s", kt_path(fs, k ? "i2b" : "i2a"));
+		snprintf(p[k], sizeof(p[k]), "%s", ro && k ?
+			 "/dev/shm/dl-attacks-i2ro.dat" :
+			 kt_path(fs, k ? "i2b" : "i2a"));
 		ret = kt_make_file(p[k], RACE_LEN, k ? 0x42 : 0x21);
-		m.fd[k] = ret ? -1 : open(p[k], O_RDWR | O_CLOEXEC);
-		if (m.fd[k] < 0 || fcntl(m.fd[k], F_SETLEASE, LAYOUT_EXCL)) {
+		m.fd[k] = ret ? -1 : open(p[k], (ro ? O_RDONLY : O_RDWR) |
+						O_CLOEXEC);
+		if (m.fd[k] < 0 || ((!ro || !k) &&
+				    fcntl(m.fd[k], F_SETLEASE, LAYOUT_EXCL))) {
 			dtest_fail(name, "not reached: file %s and lease: %s",
 				   p[k], strerror(ret ? ret : errno));
 			goto out;
@@ -765,8 +786,8 @@ static void t_i2_race(const struct kt_fs *fs, bool daxfd)
 		goto out;
 	}
 	m.addr = (uint8_t *)(((uintptr_t)res + PMD_SIZE - 1) & ~(PMD_SIZE - 1));
-	if (mmap(m.addr, RACE_LEN, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_FIXED, m.fd[0], 0) == MAP_FAILED) {
+	if (mmap(m.addr, RACE_LEN, m.prot, MAP_SHARED | MAP_FIXED, m.fd[0],
+		 0) == MAP_FAILED) {
 		dtest_fail(name, "mmap: %s", strerror(errno));
 		goto out;
 	}
@@ -784,8 +805,9 @@ static void t_i2_race(const struct kt_fs *fs, bool daxfd)
 
 		iter++;
 		if (daxfd) {
-			ret = kt_reg_mr_ioctl(&dev, m.addr, RACE_LEN, KT_ACCESS,
-					      m.fd[0], 0, &raw);
+			ret = kt_reg_mr_ioctl(&dev, m.addr, RACE_LEN,
+					      ro ? IBV_ACCESS_REMOTE_READ :
+						   KT_ACCESS, m.fd[0], 0, &raw);
 			rkey = raw.rkey;
 		} else {
 			mr = ibv_reg_mr(dev.pd, m.addr, RACE_LEN, KT_ACCESS);
@@ -798,10 +820,12 @@ static void t_i2_race(const struct kt_fs *fs, bool daxfd)
 				;
 			if (k == nerr && nerr < 8)
 				errs[nerr++] = ret;
-			if (daxfd && ret != EINVAL && ret != EPERM && !viol++)
+			/* the vma check of a read-only pin says EFAULT */
+			if (daxfd && ret != EINVAL && ret != EPERM &&
+			    (!ro || ret != EFAULT) && !viol++)
 				snprintf(first, sizeof(first),
-					 "iteration %lu: REG_MR failed %s (want EINVAL or EPERM)",
-					 iter, en(ret));
+					 "iteration %lu: REG_MR failed %s (want EINVAL or EPERM%s)",
+					 iter, en(ret), ro ? " or EFAULT" : "");
 			continue;
 		}
 		own_pins(pins, sizeof(pins));
@@ -836,7 +860,9 @@ static void t_i2_race(const struct kt_fs *fs, bool daxfd)
 					 "iteration %lu: the MR holds %d page(s) of %s, %d of %s, %d of neither; file_pins names them %d and %d time(s): \"%s\"%s",
 					 iter, n1, p[0], n2, p[1], nx, in1,
 					 in2, kt_oneline(pins),
-					 daxfd && n2 ? " (DAX_FD names the first file only)" : "");
+					 !daxfd || !n2 ? "" : ro ?
+					 " (a read-only pin took page-cache pages)" :
+					 " (DAX_FD names the first file only)");
 		}
 	}
 	atomic_store(&m.stop, 1);
@@ -2150,60 +2176,193 @@ out:
 /*
  * Read-only registration.  Linux 6.1 pins a read-only MR with a forced
  * write fault, which a shared mapping of a descriptor opened read-only
- * refuses with EFAULT; the series keeps that (pinning such pages as they
- * are would let a driver that writes into registered queue memory write
- * into the zero page or a file the caller cannot write).  What must work:
- * a REMOTE_READ-only MR over the writable mapping of a file, whose RDMA
- * READ returns the file's data.
+ * refuses (EFAULT).  The series pins the pages of such a registration as
+ * they are, under rules that the tests below attack: only shared DAX
+ * mappings of the named file (a thread remapping a page-cache file over
+ * the range gets nothing pinned: i2_remap_race_readonly), never the zero
+ * page of a hole or an unwritten extent (ENODATA), only for the file's
+ * owner (EACCES), and the device never writes into the pages (an RDMA
+ * WRITE and a REREG_MR to write access fail).
  */
-static void readonly_reg(const char *name, const char *path, size_t len,
-			 bool lease, uint8_t seed)
+
+/* REREG_MR (the write command) of the access flags only; 0 or errno */
+static int rereg_access(uint32_t handle, unsigned int access)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_rereg_mr cmd;
+	} req;
+	struct ib_uverbs_rereg_mr_resp resp;
+
+	memset(&req, 0, sizeof(req));
+	req.hdr.command = IB_USER_VERBS_CMD_REREG_MR;
+	req.hdr.in_words = sizeof(req) / 4;
+	req.hdr.out_words = sizeof(resp) / 4;
+	req.cmd.response = (uintptr_t)&resp;
+	req.cmd.mr_handle = handle;
+	req.cmd.flags = IBV_REREG_MR_CHANGE_ACCESS;
+	req.cmd.access_flags = access;
+	if (write(dev.ctx->cmd_fd, &req, sizeof(req)) == (ssize_t)sizeof(req))
+		return 0;
+	return errno ? errno : EIO;
+}
+
+/*
+ * 0 if [0, len) of path, read through a new shared read-only mapping (a
+ * Device-DAX file cannot be read(2)), equals expect; else why says how.
+ */
+static int map_differs(const char *path, size_t len, const uint8_t *expect,
+		       char *out, size_t size)
+{
+	const uint8_t *map;
+	size_t i;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	map = fd < 0 ? MAP_FAILED :
+		       mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		snprintf(out, size, "cannot be read back: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	for (i = 0; i < len && map[i] == expect[i]; i++)
+		;
+	munmap((void *)map, len);
+	close(fd);
+	if (i < len)
+		snprintf(out, size, "differs at offset %zu", i);
+	return i < len;
+}
+
+/*
+ * Registers [0, len) of path through a descriptor opened read-only
+ * (mapping PROT_READ, MAP_SHARED; with the exclusive layout lease when
+ * lease), IBV_ACCESS_REMOTE_READ only, and checks what may be done with
+ * it: tag is the file system or "devdax".
+ */
+static void readonly_fd_reg(const char *tag, const char *path, size_t len,
+			    bool lease, uint8_t seed)
+{
+	char n_reg[96], n_write[96], n_rereg[96], pins[4096], vwhy[256];
+	struct ibv_mr *lmr = NULL;
+	struct kt_raw_mr raw;
+	uint8_t *buf = NULL, *expect = NULL;
+	void *map = MAP_FAILED;
+	int fd, ret, in, wr, rr, wr2, differs;
+
+	snprintf(n_reg, sizeof(n_reg), "i11_readonly_fd_reg_mr_%s", tag);
+	snprintf(n_write, sizeof(n_write), "i11_readonly_no_remote_write_%s",
+		 tag);
+	snprintf(n_rereg, sizeof(n_rereg),
+		 "i11_readonly_rereg_write_refused_%s", tag);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && lease && fcntl(fd, F_SETLEASE, LAYOUT_EXCL)) {
+		close(fd);
+		fd = -1;
+	}
+	map = fd < 0 ? MAP_FAILED :
+		       mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	buf = malloc(len);
+	expect = malloc(len);
+	if (map == MAP_FAILED || !buf || !expect) {
+		ret = errno;
+		dtest_fail(n_reg, "open O_RDONLY%s, PROT_READ MAP_SHARED mmap of %s: %s",
+			   lease ? " + lease" : "", path, strerror(ret));
+		dtest_fail(n_write, "not reached");
+		dtest_fail(n_rereg, "not reached");
+		goto out;
+	}
+	kt_pattern(expect, len, 0, seed);
+	ret = kt_reg_mr_ioctl(&dev, map, len, IBV_ACCESS_REMOTE_READ, fd, 0,
+			      &raw);
+	if (ret) {
+		dtest_fail(n_reg, "REMOTE_READ-only REG_MR (DAX_FD) of the O_RDONLY PROT_READ mapping of %s: %s (want success)",
+			   path, en(ret));
+		dtest_fail(n_write, "not reached");
+		dtest_fail(n_rereg, "not reached");
+		goto out;
+	}
+	own_pins(pins, sizeof(pins));
+	in = pins_naming(pins, path);
+	ret = rdma_read((uintptr_t)map, raw.rkey, buf, len, &lmr);
+	if (ret)
+		dtest_fail(n_reg, "registered; %s", why);
+	else
+		dtest_check(n_reg, in == 1 && !memcmp(buf, expect, len),
+			    "REMOTE_READ-only REG_MR (DAX_FD) of the O_RDONLY PROT_READ mapping of %s: registered, file_pins names it %d time(s) (want 1), RDMA READ of %zu KiB %s",
+			    path, in, len >> 10, memcmp(buf, expect, len) ?
+			    "differs from the file" : "returns the file's data");
+
+	wr = kt_rdma_write_pattern(&dev, (uintptr_t)map, raw.rkey, PAGE, 0,
+				   seed ^ 0xff, why, sizeof(why));
+	differs = map_differs(path, len, expect, vwhy, sizeof(vwhy));
+	dtest_check(n_write, wr && !differs,
+		    "RDMA WRITE of 4 KiB through the read-only MR's rkey: %s (want a remote access error); the file %s",
+		    wr ? "failed" : "completed", differs ? vwhy : "is unchanged");
+
+	/*
+	 * rxe has no REREG_MR: the kernel refuses it before the driver
+	 * (EOPNOTSUPP); with a driver that has one, uverbs refuses write
+	 * access for read-only pins (EPERM).  Either way the MR must stay
+	 * read-only.
+	 */
+	rr = rereg_access(raw.handle, IBV_ACCESS_LOCAL_WRITE |
+				      IBV_ACCESS_REMOTE_WRITE |
+				      IBV_ACCESS_REMOTE_READ);
+	wr2 = kt_rdma_write_pattern(&dev, (uintptr_t)map, raw.rkey, PAGE, 0,
+				    seed ^ 0xff, why, sizeof(why));
+	differs = map_differs(path, len, expect, vwhy, sizeof(vwhy));
+	dtest_check(n_rereg, (rr == EPERM || rr == EOPNOTSUPP) && wr2 &&
+			     !differs,
+		    "REREG_MR of the read-only MR to LOCAL_WRITE|REMOTE_WRITE: %s (want EPERM, or EOPNOTSUPP where the driver has no rereg); RDMA WRITE after it %s; the file %s",
+		    en(rr), wr2 ? "failed" : "completed",
+		    differs ? vwhy : "is unchanged");
+	kt_destroy_mr(&dev, raw.handle);
+out:
+	if (lmr)
+		ibv_dereg_mr(lmr);
+	if (map != MAP_FAILED)
+		munmap(map, len);
+	if (fd >= 0) {
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+		close(fd);
+	}
+	free(buf);
+	free(expect);
+}
+
+/* A REMOTE_READ-only MR over the writable mapping: the forced write path */
+static void readonly_rdwr_reg(const char *name, const char *path, size_t len,
+			      bool lease, uint8_t seed)
 {
 	struct ibv_mr *lmr = NULL;
 	struct kt_raw_mr raw;
 	uint8_t *buf = NULL, *expect = NULL;
 	void *map = MAP_FAILED;
-	int fd, ret, ro;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || (lease && fcntl(fd, F_SETLEASE, LAYOUT_EXCL))) {
-		dtest_fail(name, "open O_RDONLY%s: %s", lease ? " + lease" : "",
-			   strerror(errno));
-		goto out;
-	}
-	map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED) {
-		dtest_fail(name, "PROT_READ MAP_SHARED mmap: %s", strerror(errno));
-		goto out;
-	}
-	ro = kt_reg_mr_ioctl(&dev, map, len, IBV_ACCESS_REMOTE_READ, fd, 0,
-			     &raw);
-	if (!ro)
-		kt_destroy_mr(&dev, raw.handle);
-	munmap(map, len);
-	map = MAP_FAILED;
-	if (lease)
-		fcntl(fd, F_SETLEASE, F_UNLCK);
-	close(fd);
+	int fd, ret;
 
 	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0 || (lease && fcntl(fd, F_SETLEASE, LAYOUT_EXCL))) {
-		dtest_fail(name, "open O_RDWR%s: %s", lease ? " + lease" : "",
-			   strerror(errno));
-		goto out;
+	if (fd >= 0 && lease && fcntl(fd, F_SETLEASE, LAYOUT_EXCL)) {
+		close(fd);
+		fd = -1;
 	}
-	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	map = fd < 0 ? MAP_FAILED :
+		       mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			    0);
 	buf = malloc(len);
 	expect = malloc(len);
 	if (map == MAP_FAILED || !buf || !expect) {
-		dtest_fail(name, "MAP_SHARED mmap: %s", strerror(errno));
+		dtest_fail(name, "open O_RDWR%s, MAP_SHARED mmap of %s: %s",
+			   lease ? " + lease" : "", path, strerror(errno));
 		goto out;
 	}
 	ret = kt_reg_mr_ioctl(&dev, map, len, IBV_ACCESS_REMOTE_READ, fd, 0,
 			      &raw);
 	if (ret) {
-		dtest_fail(name, "O_RDONLY mapping: %s (want EFAULT); extended REG_MR (DAX_FD, IBV_ACCESS_REMOTE_READ only) of an O_RDWR MAP_SHARED mapping: %s (want success)",
-			   en(ro), en(ret));
+		dtest_fail(name, "extended REG_MR (DAX_FD, IBV_ACCESS_REMOTE_READ only) of an O_RDWR MAP_SHARED mapping: %s (want success)",
+			   en(ret));
 		goto out;
 	}
 	ret = rdma_read((uintptr_t)map, raw.rkey, buf, len, &lmr);
@@ -2212,9 +2371,9 @@ static void readonly_reg(const char *name, const char *path, size_t len,
 	if (ret)
 		dtest_fail(name, "registered; %s", why);
 	else
-		dtest_check(name, ro == EFAULT && !memcmp(buf, expect, len),
-			    "REMOTE_READ-only REG_MR (DAX_FD) of an O_RDONLY PROT_READ mapping: %s (want EFAULT: no unforced read-only pins); of an O_RDWR mapping: registered, RDMA READ of %zu KiB %s",
-			    en(ro), len >> 10, memcmp(buf, expect, len) ?
+		dtest_check(name, !memcmp(buf, expect, len),
+			    "REMOTE_READ-only REG_MR (DAX_FD) of an O_RDWR mapping: registered, RDMA READ of %zu KiB %s",
+			    len >> 10, memcmp(buf, expect, len) ?
 			    "differs from the file" : "returns the file's data");
 out:
 	if (lmr)
@@ -2229,28 +2388,129 @@ out:
 	free(expect);
 }
 
+/*
+ * A read-only registration over a hole (unwritten: fallocated) of path
+ * at [off, off + PMD_SIZE): the zero page is not the file's block, and a
+ * device must never own it.
+ */
+static void readonly_hole(const char *name, const char *path, off_t off,
+			  const char *what)
+{
+	struct kt_raw_mr raw;
+	char pins[4096];
+	void *map = MAP_FAILED;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && fcntl(fd, F_SETLEASE, LAYOUT_EXCL)) {
+		close(fd);
+		fd = -1;
+	}
+	map = fd < 0 ? MAP_FAILED :
+		       mmap(NULL, PMD_SIZE, PROT_READ, MAP_SHARED, fd, off);
+	if (map == MAP_FAILED) {
+		dtest_fail(name, "open O_RDONLY + lease, mmap of %s: %s", path,
+			   strerror(errno));
+		goto out;
+	}
+	ret = kt_reg_mr_ioctl(&dev, map, PMD_SIZE, IBV_ACCESS_REMOTE_READ, fd,
+			      off, &raw);
+	if (!ret)
+		kt_destroy_mr(&dev, raw.handle);
+	own_pins(pins, sizeof(pins));
+	dtest_check(name, ret == ENODATA && !pins_lines(pins),
+		    "REMOTE_READ-only REG_MR (DAX_FD, O_RDONLY) of 2 MiB %s: %s (want ENODATA: the zero page is no block of the file); file_pins after: \"%s\" (want empty)",
+		    what, en(ret), kt_oneline(pins));
+out:
+	if (map != MAP_FAILED)
+		munmap(map, PMD_SIZE);
+	if (fd >= 0) {
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+		close(fd);
+	}
+}
+
 static void t_i11_fs(const struct kt_fs *fs)
 {
-	const char *name = kt_name("i11_readonly_reg_mr", fs);
 	const char *path = kt_path(fs, "i11");
+	const char *hole = kt_path(fs, "i11h");
 	int ret = kt_make_file(path, KT_FILE_SIZE, 0x11);
+	int fd;
 
-	if (ret)
-		dtest_fail(name, "not reached: %s", strerror(ret));
-	else
-		readonly_reg(name, path, KT_PIN_LEN, true, 0x11);
+	if (ret) {
+		dtest_fail(kt_name("i11_readonly_fd_reg_mr", fs),
+			   "not reached: %s", strerror(ret));
+	} else {
+		readonly_fd_reg(fs->name, path, KT_PIN_LEN, true, 0x11);
+		readonly_rdwr_reg(kt_name("i11_readonly_rdwr_reg_mr", fs),
+				  path, KT_PIN_LEN, true, 0x11);
+	}
 	unlink(path);
+
+	/* [0, 2 MiB) written, [2, 4) a hole, [4, 6) fallocated */
+	ret = kt_make_file(hole, PMD_SIZE, 0x12);
+	fd = ret ? -1 : open(hole, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, 3 * PMD_SIZE) ||
+	    fallocate(fd, FALLOC_FL_KEEP_SIZE, 2 * PMD_SIZE, PMD_SIZE)) {
+		ret = ret ? ret : errno;
+		dtest_fail(kt_name("i11_readonly_hole_enodata", fs),
+			   "sparse file %s: %s", hole, strerror(ret));
+		dtest_fail(kt_name("i11_readonly_unwritten_enodata", fs),
+			   "sparse file %s: %s", hole, strerror(ret));
+	} else {
+		close(fd);
+		fd = -1;
+		readonly_hole(kt_name("i11_readonly_hole_enodata", fs), hole,
+			      PMD_SIZE, "over a hole");
+		readonly_hole(kt_name("i11_readonly_unwritten_enodata", fs),
+			      hole, 2 * PMD_SIZE, "over an unwritten extent");
+	}
+	if (fd >= 0)
+		close(fd);
+	unlink(hole);
+}
+
+/* In a child as NOBODY: a read-only registration of a device it may read */
+static int devdax_not_owner_fn(void *arg, void *res)
+{
+	const char *path = arg;
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+	struct kt_raw_mr raw;
+	int *out = res;
+	void *map;
+	int fd, ret;
+
+	*out = -1;
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
+	    setgid(NOBODY) || setuid(NOBODY))
+		return errno;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	map = mmap(NULL, PMD_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return errno;
+	/* the parent's uverbs context: its descriptor was inherited */
+	ret = kt_reg_mr_ioctl(&dev, map, PMD_SIZE, IBV_ACCESS_REMOTE_READ, fd,
+			      0, &raw);
+	if (!ret)
+		kt_destroy_mr(&dev, raw.handle);
+	*out = ret;
+	return 0;
 }
 
 static void t_i11_devdax(void)
 {
-	const char *name = "i11_readonly_reg_mr_devdax";
+	const char *name = "i11_readonly_fd_reg_mr_devdax";
+	const char *n_owner = "i11_readonly_not_owner_devdax";
 	size_t len = PMD_SIZE;
+	struct stat st;
 	void *map;
-	int fd;
+	int fd, ret, res = -1;
 
 	if (!kt_env.devdax) {
 		dtest_fail(name, "DAXLEASE_DEVDAX not set: no device-DAX namespace");
+		dtest_fail(n_owner, "DAXLEASE_DEVDAX not set");
 		return;
 	}
 	fd = open(kt_env.devdax, O_RDWR | O_CLOEXEC);
@@ -2259,6 +2519,7 @@ static void t_i11_devdax(void)
 	if (map == MAP_FAILED) {
 		dtest_fail(name, "writing the pattern into %s: %s",
 			   kt_env.devdax, strerror(errno));
+		dtest_fail(n_owner, "not reached");
 		if (fd >= 0)
 			close(fd);
 		return;
@@ -2266,7 +2527,25 @@ static void t_i11_devdax(void)
 	kt_pattern(map, len, 0, 0x77);
 	munmap(map, len);
 	close(fd);
-	readonly_reg(name, kt_env.devdax, len, false, 0x77);
+	readonly_fd_reg("devdax", kt_env.devdax, len, false, 0x77);
+	readonly_rdwr_reg("i11_readonly_rdwr_reg_mr_devdax", kt_env.devdax,
+			  len, false, 0x77);
+
+	/* readable by everyone, owned by root: NOBODY may read, not write */
+	if (stat(kt_env.devdax, &st) || chmod(kt_env.devdax, 0644)) {
+		dtest_fail(n_owner, "chmod 0644 %s: %s", kt_env.devdax,
+			   strerror(errno));
+		return;
+	}
+	ret = child_data(devdax_not_owner_fn, (void *)kt_env.devdax, &res,
+			 sizeof(res), 60);
+	chmod(kt_env.devdax, st.st_mode & 07777);
+	if (ret)
+		dtest_fail(n_owner, "not reached: child %s", child_res(ret));
+	else
+		dtest_check(n_owner, res == EACCES,
+			    "uid %d, %s opened O_RDONLY (mode 0644, owner root), PROT_READ MAP_SHARED, REMOTE_READ-only REG_MR (DAX_FD): %s (want EACCES: pinned as they are, the pages could be written by a driver; only the owner may)",
+			    NOBODY, kt_env.devdax, en(res));
 }
 
 /* ---- rule 12: the ABI ------------------------------------------------- */
@@ -2587,8 +2866,9 @@ int main(int argc, char **argv)
 		if (want("i11"))
 			t_i11_fs(fs);
 		if (want("i2")) {
-			t_i2_race(fs, false);
-			t_i2_race(fs, true);
+			t_i2_race(fs, RACE_LEGACY);
+			t_i2_race(fs, RACE_DAXFD);
+			t_i2_race(fs, RACE_READONLY);
 		}
 	}
 	/* the groups of refused layout changes, each checked with fsck */

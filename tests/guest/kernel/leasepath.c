@@ -26,8 +26,8 @@
 static struct kt_dev dev;
 static char why[512];
 
-static struct ibv_mr *reg(const char *path, uint64_t off, size_t len,
-			  uint32_t flags)
+static struct ibv_mr *reg_access(const char *path, uint64_t off, size_t len,
+				 uint32_t flags, unsigned int access)
 {
 	struct ibv_dax_mr_init_attr attr = {
 		.comp_mask = flags ? IBV_DAX_MR_INIT_FLAGS : 0,
@@ -35,7 +35,7 @@ static struct ibv_mr *reg(const char *path, uint64_t off, size_t len,
 		.fd = -1,
 		.offset = off,
 		.length = len,
-		.access = KT_ACCESS,
+		.access = access,
 		.flags = flags,
 	};
 	struct ibv_mr *mr = ibv_reg_dax_mr(dev.pd, &attr);
@@ -45,6 +45,12 @@ static struct ibv_mr *reg(const char *path, uint64_t off, size_t len,
 			 path, (unsigned long long)off, len, strerror(errno),
 			 ibv_dax_errmsg());
 	return mr;
+}
+
+static struct ibv_mr *reg(const char *path, uint64_t off, size_t len,
+			  uint32_t flags)
+{
+	return reg_access(path, off, len, flags, KT_ACCESS);
 }
 
 static const char *strategy_name(enum ibv_dax_mr_strategy s)
@@ -105,6 +111,44 @@ static int write_and_check(struct ibv_mr *mr, const char *path, uint64_t moff,
 		return ret;
 	}
 	return kt_verify_pattern(path, foff, len, seed, why, sizeof(why));
+}
+
+/* RDMA READ of the whole MR returns the pattern seed of the file at 0 */
+static int read_and_check(struct ibv_mr *mr, uint8_t seed)
+{
+	uint8_t *buf = malloc(mr->length), *expect = malloc(mr->length);
+	struct ibv_mr *lmr = NULL;
+	int ret = 0;
+
+	if (!buf || !expect || !dev.loop) {
+		snprintf(why, sizeof(why), "%s", dev.loop ? "out of memory" :
+			 dev.loop_err);
+		ret = ENOMEM;
+		goto out;
+	}
+	lmr = ibv_reg_mr(dev.pd, buf, mr->length, IBV_ACCESS_LOCAL_WRITE);
+	if (!lmr || rcloop_read(dev.loop, buf, lmr->lkey, (uintptr_t)mr->addr,
+				mr->rkey, mr->length)) {
+		ret = errno ? errno : EIO;
+		snprintf(why, sizeof(why), "%s: %s",
+			 lmr ? "RDMA READ" : "ibv_reg_mr of the buffer",
+			 lmr ? rcloop_errmsg() : strerror(ret));
+		goto out;
+	}
+	kt_pattern(expect, mr->length, 0, seed);
+	if (memcmp(buf, expect, mr->length)) {
+		snprintf(why, sizeof(why), "RDMA READ differs from the file");
+		ret = EIO;
+	} else {
+		snprintf(why, sizeof(why), "RDMA READ of %zu KiB returns the file's data",
+			 mr->length >> 10);
+	}
+out:
+	if (lmr)
+		ibv_dereg_mr(lmr);
+	free(buf);
+	free(expect);
+	return ret;
 }
 
 /*
@@ -259,6 +303,35 @@ static void t_fs(const struct kt_fs *fs)
 			    why);
 		ibv_dereg_dax_mr(mr);
 	}
+
+	/*
+	 * Read-only access: the library opens the file O_RDONLY and maps it
+	 * PROT_READ; the kernel pins the pages as they are (no forced write
+	 * fault), so a hole has nothing to pin.
+	 */
+	ret = kt_make_file(path, KT_FILE_SIZE, 0x11);
+	mr = ret ? NULL : reg_access(path, 0, KT_PIN_LEN, 0,
+				     IBV_ACCESS_REMOTE_READ);
+	memset(&qa, 0, sizeof(qa));
+	ret = mr ? ibv_query_dax_mr(mr, &qa) : -1;
+	if (!ret)
+		ret = read_and_check(mr, 0x11);
+	dtest_check(kt_name("lp_readonly_reg", fs),
+		    !ret && qa.strategy == IBV_DAX_MR_STRATEGY_LEASE_PIN,
+		    "REMOTE_READ-only ibv_reg_dax_mr (file opened O_RDONLY, mapped PROT_READ): %s%sstrategy %s (want LEASE_PIN)",
+		    why, "; ", strategy_name(qa.strategy));
+	if (mr)
+		ibv_dereg_dax_mr(mr);
+	ret = truncate(path, 0) || truncate(path, KT_FILE_SIZE) ? errno : 0;
+	mr = ret ? NULL : reg_access(path, 0, KT_PIN_LEN, 0,
+				     IBV_ACCESS_REMOTE_READ);
+	ret = mr ? 0 : errno;
+	dtest_check(kt_name("lp_readonly_hole_enodata", fs),
+		    !mr && ret == ENODATA && strstr(why, "hole"),
+		    "REMOTE_READ-only ibv_reg_dax_mr of a hole: %s (want ENODATA, a message naming the hole)",
+		    mr ? "registered" : why);
+	if (mr)
+		ibv_dereg_dax_mr(mr);
 	unlink(path);
 }
 
