@@ -234,13 +234,19 @@ static int reg_lease_pin(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 			       m->src.path);
 			break;
 		case EFAULT:
-			if (!m->src.writable) {
-				dl_err(EFAULT,
-				       "the kernel pins MR pages for writing, so the read-only mapping of %s cannot be registered: pass an O_RDWR fd or write access",
-				       m->src.path);
-				break;
-			}
-			dl_err(EFAULT, "extended REG_MR of %s: bad address",
+			dl_err(EFAULT,
+			       "extended REG_MR of %s: bad address (the range is no longer a shared mapping of the file)",
+			       m->src.path);
+			break;
+		case ENODATA:
+			/* read-only MRs are pinned as they are: no block, no pin */
+			dl_err(ENODATA,
+			       "read-only registration of %s covers a hole or an unwritten extent, which has no block to pin: write the range first, or register with write access",
+			       m->src.path);
+			break;
+		case EACCES:
+			dl_err(EACCES,
+			       "read-only registration of %s needs a descriptor opened for writing or the file's ownership (the kernel pins read-only MRs of DAX files as they are)",
 			       m->src.path);
 			break;
 		case EPROTONOSUPPORT:
