@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * daxlease internals, shared by libdaxlease.so (libibverbs/ext), the tools,
- * the tests and the fuzz targets (static library daxlease_core).
+ * daxlease internals.  The library is compiled once (daxlease_objs) and
+ * linked as libdaxlease.so or as the daxlease_static archive of the tool
+ * and the host tests; the public functions are defined where their work
+ * is done and marked DL_EXPORT.
  *
  * Conventions:
  * - Functions named dl_*_parse, dl_validate_*, dl_strategy_choose are pure:
@@ -43,8 +45,6 @@ int dl_err(int err, const char *fmt, ...)
 /* Same, returning NULL, for pointer-returning paths. */
 void *dl_err_null(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* The calling thread's last message ("" if none). */
-const char *dl_errmsg(void);
 /* Keep errno and message across cleanup calls that may clobber them. */
 struct dl_err_save {
 	int err;
@@ -299,8 +299,6 @@ int dl_ctx_ref(struct dl_ctx *ctx);
 void dl_ctx_unref(struct dl_ctx *ctx);
 /* Is the context still open (ref_fd is the application's async fd)? */
 bool dl_ctx_alive(struct dl_ctx *ctx);
-/* Fill caps (probe on first use). */
-int dl_query_caps(struct ibv_context *context, struct ibv_dax_caps *caps);
 
 /* strategy.c ---------------------------------------------------------- */
 
@@ -379,12 +377,6 @@ struct dl_mr {
 	uint32_t flags;
 };
 
-struct ibv_mr *dl_reg_dax_mr(struct ibv_pd *pd,
-			     const struct ibv_dax_mr_init_attr *attr);
-int dl_dereg_dax_mr(struct ibv_mr *mr);
-int dl_query_dax_mr(struct ibv_mr *mr, struct ibv_dax_mr_attr *attr);
-int dl_mr_release_lease(struct ibv_mr *mr);
-int dl_mr_persist(struct ibv_mr *mr, uint64_t offset, size_t len);
 /* Live MRs in the registry (tests). */
 size_t dl_mr_live_count(void);
 

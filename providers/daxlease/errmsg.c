@@ -39,7 +39,7 @@ void *dl_err_null(int err, const char *fmt, ...)
 	return NULL;
 }
 
-const char *dl_errmsg(void)
+DL_EXPORT const char *ibv_dax_errmsg(void)
 {
 	return dl_msg;
 }

@@ -282,8 +282,8 @@ static int reg_lease_pin(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 	return 0;
 }
 
-struct ibv_mr *dl_reg_dax_mr(struct ibv_pd *pd,
-			     const struct ibv_dax_mr_init_attr *attr)
+DL_EXPORT struct ibv_mr *ibv_reg_dax_mr(struct ibv_pd *pd,
+					const struct ibv_dax_mr_init_attr *attr)
 {
 	char msg[DL_ERRMSG_MAX];
 	struct dl_err_save s;
@@ -461,7 +461,7 @@ static void dl_mr_free(struct dl_mr *m, bool child)
  * 0 or an errno value, as ibv_dereg_mr() returns; errno is set to the
  * same value, and ibv_dax_errmsg() gives the reason.
  */
-int dl_dereg_dax_mr(struct ibv_mr *mr)
+DL_EXPORT int ibv_dereg_dax_mr(struct ibv_mr *mr)
 {
 	struct dl_mr *m;
 	int ret;
@@ -500,7 +500,8 @@ int dl_dereg_dax_mr(struct ibv_mr *mr)
 	return 0;
 }
 
-int dl_query_dax_mr(struct ibv_mr *mr, struct ibv_dax_mr_attr *attr)
+DL_EXPORT int ibv_query_dax_mr(struct ibv_mr *mr,
+				 struct ibv_dax_mr_attr *attr)
 {
 	struct dl_mr *m;
 
@@ -527,7 +528,7 @@ int dl_query_dax_mr(struct ibv_mr *mr, struct ibv_dax_mr_attr *attr)
 	return 0;
 }
 
-int dl_mr_release_lease(struct ibv_mr *mr)
+DL_EXPORT int ibv_dax_mr_release_lease(struct ibv_mr *mr)
 {
 	struct dl_mr *m;
 	int ret = 0;
@@ -552,7 +553,8 @@ int dl_mr_release_lease(struct ibv_mr *mr)
 	return ret;
 }
 
-int dl_mr_persist(struct ibv_mr *mr, uint64_t offset, size_t len)
+DL_EXPORT int ibv_dax_mr_persist(struct ibv_mr *mr, uint64_t offset,
+				 size_t len)
 {
 	struct dl_mr *m;
 	int ret;

@@ -200,7 +200,8 @@ bool dl_ctx_alive(struct dl_ctx *ctx)
 	return alive;
 }
 
-int dl_query_caps(struct ibv_context *context, struct ibv_dax_caps *caps)
+DL_EXPORT int ibv_dax_query_caps(struct ibv_context *context,
+				 struct ibv_dax_caps *caps)
 {
 	struct dl_ctx *c;
 

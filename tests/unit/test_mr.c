@@ -168,7 +168,7 @@ int main(void)
 	fds = unit_count_fds();
 	ret = dl_source_open(&a, &src);
 	if (ret) {
-		dtest_fail("map/open", "%s", dl_errmsg());
+		dtest_fail("map/open", "%s", ibv_dax_errmsg());
 	} else {
 		ret = dl_map_range(&src, a.offset, a.length, &map);
 		dtest_check("map/unaligned-offset",
@@ -179,12 +179,12 @@ int main(void)
 				    map.granularity == PMEM2_GRANULARITY_PAGE &&
 				    dl_map_granularity(&map) ==
 					    IBV_DAX_GRAN_PAGE,
-			    "ret %d: %s", ret, ret ? dl_errmsg() : "");
+			    "ret %d: %s", ret, ret ? ibv_dax_errmsg() : "");
 		if (!ret) {
 			((unsigned char *)map.addr)[1] = 0xa5;
 			ret = dl_map_persist(&map, map.addr, 2);
 			dtest_check("map/persist-msync", ret == 0, "%s",
-				    dl_errmsg());
+				    ibv_dax_errmsg());
 			dl_map_unmap(&map);
 		}
 		dl_source_close(&src);
@@ -230,7 +230,7 @@ int main(void)
 				    ((unsigned char *)map.addr)[0] ==
 					    (4096 & 0xff),
 			    "ret %d addr %p: %s", ret, ret ? NULL : map.addr,
-			    ret ? dl_errmsg() : "");
+			    ret ? ibv_dax_errmsg() : "");
 		if (!ret)
 			dl_map_unmap(&map);
 		dl_source_close(&src);
@@ -238,7 +238,7 @@ int main(void)
 			    "maps %d->%d", maps, unit_count_maps());
 	} else {
 		dtest_fail("map/congruent-2m", "%s",
-			   big ? dl_errmsg() : strerror(errno));
+			   big ? ibv_dax_errmsg() : strerror(errno));
 	}
 	free(big);
 

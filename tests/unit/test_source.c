@@ -71,7 +71,7 @@ static void kind_case(const char *name, const struct ibv_dax_mr_init_attr *a,
 	dtest_check(n, err == want_err && (err || kind == want_kind),
 		    "want errno %d kind %s, got errno %d kind %s (%s)",
 		    want_err, dl_kind_name(want_kind), err,
-		    dl_kind_name(kind), err ? dl_errmsg() : "");
+		    dl_kind_name(kind), err ? ibv_dax_errmsg() : "");
 	snprintf(n, sizeof(n), "api/%s", name);
 	/* a good source gets as far as the missing context */
 	api_case(n, a, want_err ? want_err : EINVAL);
@@ -189,7 +189,7 @@ int main(void)
 			    st.st_blocks * 512 >= 18192 - 8192,
 		    "errno %d size %lld blocks %lld (%s)", err,
 		    (long long)st.st_size, (long long)st.st_blocks,
-		    err ? dl_errmsg() : "");
+		    err ? ibv_dax_errmsg() : "");
 	a.path = f_shm;
 	a.offset = 65536;
 	a.length = 4096;

@@ -102,7 +102,7 @@ static void one_round(struct worker *w)
 	/* a good source: open, classify, close */
 	if (dl_source_open(&a, &src)) {
 		worker_err(w, "dl_source_open(%s): %s \"%s\"", w->file,
-			   strerror(errno), dl_errmsg());
+			   strerror(errno), ibv_dax_errmsg());
 	} else {
 		if (src.kind != IBV_DAX_FILE_PAGECACHE)
 			worker_err(w, "%s classified %s", w->file,
@@ -119,9 +119,9 @@ static void one_round(struct worker *w)
 		dl_source_close(&src);
 	} else if (errno != ERANGE) {
 		worker_err(w, "past EOF: %s", strerror(errno));
-	} else if (!strstr(dl_errmsg(), w->file)) {
+	} else if (!strstr(ibv_dax_errmsg(), w->file)) {
 		worker_err(w, "past-EOF message is another thread's: \"%s\"",
-			   dl_errmsg());
+			   ibv_dax_errmsg());
 	}
 	a.offset = 0;
 
@@ -134,9 +134,9 @@ static void one_round(struct worker *w)
 		close(fd);
 	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (fd < 0 || !dl_source_classify(fd, "/dev/null", &src) ||
-	    errno != ENODEV || !strstr(dl_errmsg(), "/dev/null"))
+	    errno != ENODEV || !strstr(ibv_dax_errmsg(), "/dev/null"))
 		worker_err(w, "classify /dev/null: %s \"%s\"", strerror(errno),
-			   dl_errmsg());
+			   ibv_dax_errmsg());
 	if (fd >= 0)
 		close(fd);
 
