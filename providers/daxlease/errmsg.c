@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <infiniband/verbs_dax.h>
+
 #include "daxlease.h"
+#include "errmsg.h"
 
 static __thread char dl_msg[DL_ERRMSG_MAX];
 

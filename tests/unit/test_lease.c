@@ -11,6 +11,7 @@
  * names the holder's pid.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -21,7 +22,8 @@
 
 #include <linux/daxlease_fcntl.h>
 
-#include "daxlease.h"
+#include "caps.h"
+#include "lease.h"
 #include "unit.h"
 
 static int probe_results[8];
