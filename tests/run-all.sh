@@ -86,25 +86,14 @@ if [ "$only" = LIST ]; then
 fi
 
 mkdir -p "$out"
-summary=()
-failed=0
+# shellcheck source=tests/lib/steps.sh
+. "$top/tests/lib/steps.sh"
 for s in $STEPS; do
 	if [ -n "$only" ] && [[ "$only" != *,$s,* ]]; then
 		continue
 	fi
-	echo "=============== step $s ==============="
-	t0=$(date +%s)
 	# a child shell, so that errexit holds inside the step
 	export -f "step_$s"
-	if bash -euo pipefail -c "step_$s" 2>&1 | tee "$out/$s.log"; then
-		res=PASS
-	else
-		res=FAIL
-		failed=1
-	fi
-	summary+=("$(printf '%-12s %s %5ss' "$s" "$res" $(( $(date +%s) - t0 )))")
+	steps_run "$s" "$out/$s.log" bash -euo pipefail -c "step_$s"
 done
-
-echo "=============== summary ==============="
-printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
-exit $failed
+steps_summary summary "$out/summary.txt" || exit 1

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * daxlease pins: who pins what, from /proc/<pid>/file_pins
- * (doc/design.md §1.7; parsed by dl_pins_parse()).  With --file, which
+ * (doc/design.md §1.7; parsed by dt_pins_parse()).  With --file, which
  * processes pin one file: the answer to "why does my truncate fail with
  * ETXTBSY?" (layout changes over pinned blocks fail, doc/design.md §1.3).
  */
@@ -16,10 +16,10 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "daxlease.h"
 #include "daxlease_tool.h"
+#include "lease.h"
+#include "pins.h"
 
-#define PINS_MAX_FILE (16u << 20)
 
 /* one pinned file of one process, flattened for printing */
 struct pin_row {
@@ -32,7 +32,7 @@ struct pin_row {
 
 struct pins_scan {
 	const char *proc;	/* /proc or a test tree */
-	struct dl_pins *pins;	/* one per process with pins */
+	struct dt_pins *pins;	/* one per process with pins */
 	size_t npins, cap_pins;
 	struct pin_row *rows;
 	size_t nrows, cap_rows;
@@ -61,60 +61,13 @@ static void pins_usage(FILE *f)
 		dt_prog, dt_prog);
 }
 
-static int read_small(const char *path, char **buf, size_t *len)
-{
-	size_t cap = 4096, n = 0;
-	char *b = NULL, *nb;
-	ssize_t r;
-	int fd, err = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	for (;;) {
-		if (!b || cap - n < 1024) {
-			if (b)
-				cap *= 2;
-			if (cap > PINS_MAX_FILE) {
-				err = EFBIG;
-				break;
-			}
-			nb = realloc(b, cap);
-			if (!nb) {
-				err = ENOMEM;
-				break;
-			}
-			b = nb;
-		}
-		r = read(fd, b + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = errno;
-			break;
-		}
-		if (!r)
-			break;
-		n += r;
-	}
-	close(fd);
-	if (err) {
-		free(b);
-		return err;
-	}
-	b[n] = 0;
-	*buf = b;
-	*len = n;
-	return 0;
-}
-
 static void read_comm(const char *proc, pid_t pid, char *comm, size_t len)
 {
 	char path[PATH_MAX], *buf, *nl;
 	size_t n;
 
 	snprintf(path, sizeof(path), "%s/%d/comm", proc, (int)pid);
-	if (read_small(path, &buf, &n)) {
+	if (dt_read_file(path, &buf, &n)) {
 		snprintf(comm, len, "?");
 		return;
 	}
@@ -149,14 +102,14 @@ static int scan_pid(struct pins_scan *s, pid_t pid, bool explicit)
 {
 	struct pin_row row = { .pid = pid };
 	char path[PATH_MAX], *buf;
-	struct dl_pins *p, *np;
+	struct dt_pins *p, *np;
 	size_t len, i, k;
 	struct stat st;
 	int err;
 
 	s->scanned++;
 	snprintf(path, sizeof(path), "%s/%d/file_pins", s->proc, (int)pid);
-	err = read_small(path, &buf, &len);
+	err = dt_read_file(path, &buf, &len);
 	if (err == ENOENT || err == ESRCH) {
 		snprintf(path, sizeof(path), "%s/%d", s->proc, (int)pid);
 		if (stat(path, &st)) {
@@ -184,19 +137,19 @@ static int scan_pid(struct pins_scan *s, pid_t pid, bool explicit)
 		s->pins = np;
 	}
 	p = &s->pins[s->npins];
-	err = dl_pins_parse(buf, len, p);
+	err = dt_pins_parse(buf, len, p);
 	free(buf);
 	if (err == EINVAL) {
 		dt_error("pins", "%s/%d/file_pins: malformed at line %zu, skipped",
 			 s->proc, (int)pid, p->err_line);
-		dl_pins_free(p);
+		dt_pins_free(p);
 		s->malformed++;
 		return 0;
 	}
 	if (err)
 		return err;
-	if (!dl_pins_total(p)) {
-		dl_pins_free(p);
+	if (!dt_pins_total(p)) {
+		dt_pins_free(p);
 		return 0;
 	}
 	s->npins++;
@@ -471,7 +424,7 @@ out:
 	if (err == ENOMEM)
 		dt_error("pins", "out of memory");
 	for (i = 0; i < s.npins; i++)
-		dl_pins_free(&s.pins[i]);
+		dt_pins_free(&s.pins[i]);
 	free(s.pins);
 	free(s.rows);
 	free(want_real);

@@ -15,7 +15,9 @@
 #include <infiniband/verbs.h>
 #include <infiniband/verbs_dax.h>
 
-#include "daxlease.h"
+#include "caps.h"
+#include "errmsg.h"
+#include "strategy.h"
 #include "daxlease_tool.h"
 
 struct probe_dev {

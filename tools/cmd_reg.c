@@ -22,8 +22,10 @@
 #include <infiniband/verbs.h>
 #include <infiniband/verbs_dax.h>
 
-#include "daxlease.h"
 #include "daxlease_tool.h"
+#include "devdax.h"
+#include "source.h"
+#include "strategy.h"
 
 struct reg_opts {
 	const char *path;
@@ -70,32 +72,12 @@ static void reg_usage(FILE *f)
 		dt_prog);
 }
 
-/* Size of a device-DAX character device, from sysfs. */
-static int devdax_size(const struct stat *st, uint64_t *size)
-{
-	char path[128];
-	unsigned long long v;
-	FILE *f;
-	int ok;
-
-	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/size",
-		 major(st->st_rdev), minor(st->st_rdev));
-	f = fopen(path, "re");
-	if (!f)
-		return errno;
-	ok = fscanf(f, "%llu", &v) == 1;
-	fclose(f);
-	if (!ok)
-		return EIO;
-	*size = v;
-	return 0;
-}
-
 static int default_length(struct reg_opts *o)
 {
+	struct dl_devdax dd;
 	uint64_t size = 0;
 	struct stat st;
-	int err;
+	int err, ret;
 
 	if (stat(o->path, &st)) {
 		err = errno;
@@ -103,12 +85,16 @@ static int default_length(struct reg_opts *o)
 		return err;
 	}
 	if (S_ISCHR(st.st_mode)) {
-		err = devdax_size(&st, &size);
-		if (err) {
-			dt_error("reg", "%s: no device size in sysfs (%s): pass --length",
-				 o->path, strerror(err));
+		ret = dl_devdax_probe(major(st.st_rdev), minor(st.st_rdev),
+				      o->path, &dd);
+		if (ret <= 0) {
+			err = ret ? errno : ENODEV;
+			dt_error("reg", "%s: no device DAX size (%s): pass --length",
+				 o->path, ret ? ibv_dax_errmsg() :
+						"not a device DAX");
 			return err;
 		}
+		size = dd.size;
 	} else {
 		size = st.st_size;
 	}

@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <infiniband/verbs_dax.h>
+
 #include "daxlease.h"
+#include "errmsg.h"
 
 static __thread char dl_msg[DL_ERRMSG_MAX];
 
@@ -39,7 +42,7 @@ void *dl_err_null(int err, const char *fmt, ...)
 	return NULL;
 }
 
-const char *dl_errmsg(void)
+DL_EXPORT const char *ibv_dax_errmsg(void)
 {
 	return dl_msg;
 }

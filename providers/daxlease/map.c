@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Mapping the registered range as libpmem2 would: MAP_SHARED_VALIDATE|
- * MAP_SYNC on FS-DAX and device DAX, a shared page-cache mapping
- * otherwise, with the store granularity pmem2_map_new() would choose and
- * libpmem2's persist function for it.
+ * Mapping the registered range with mmap(2) as libpmem2 would:
+ * MAP_SHARED_VALIDATE|MAP_SYNC on FS-DAX and device DAX, a shared
+ * page-cache mapping otherwise, with the store granularity
+ * pmem2_map_new() would choose and libpmem2's persist function for it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,7 +15,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "daxlease.h"
+#include "errmsg.h"
+#include "map.h"
 
 /*
  * libpmem2's pmem2_map_new() decides eADR (pmem2_auto_flush()) on every
@@ -35,9 +36,9 @@
  */
 static pthread_once_t map_once = PTHREAD_ONCE_INIT;
 static bool eadr;
-static struct pmem2_map *fn_map[2];	/* BYTE, CACHE_LINE */
-static pmem2_persist_fn fn_persist[2];
-static char fn_pages[2][4096] __attribute__((aligned(4096)));
+static struct pmem2_map *persist_fn_map[2];	/* BYTE, CACHE_LINE */
+static pmem2_persist_fn persist_fn[2];
+static char persist_fn_pages[2][4096] __attribute__((aligned(4096)));
 
 static void eadr_probe(void)
 {
@@ -81,12 +82,14 @@ static void map_init(void)
 	int i;
 
 	eadr_probe();
-	if (pmem2_source_from_anon(&src, sizeof(fn_pages)))
+	if (pmem2_source_from_anon(&src, sizeof(persist_fn_pages)))
 		return;
 	for (i = 0; i < 2; i++)
-		if (!pmem2_map_from_existing(&fn_map[i], src, fn_pages[i],
-					     sizeof(fn_pages[i]), g[i]))
-			fn_persist[i] = pmem2_get_persist_fn(fn_map[i]);
+		if (!pmem2_map_from_existing(&persist_fn_map[i], src,
+					     persist_fn_pages[i],
+					     sizeof(persist_fn_pages[i]), g[i]))
+			persist_fn[i] =
+				pmem2_get_persist_fn(persist_fn_map[i]);
 	pmem2_source_delete(&src);
 }
 
@@ -160,13 +163,11 @@ static void *map_aligned(int fd, uint64_t off, size_t len, size_t align,
 	return p;
 }
 
-int dl_map_range(struct dl_source *src, uint64_t offset, size_t length,
+int dl_map_range(const struct dl_source *src, const struct dl_request *req,
 		 struct dl_map *map)
 {
-	size_t a = src->align ? src->align : 1;
-	uint64_t start = offset / a * a;
-	uint64_t end = (offset + length + a - 1) / a * a;
-	size_t va_align = a;
+	uint64_t start = req->map_start, end = req->map_end;
+	size_t va_align = src->align;
 	bool sync;
 
 	memset(map, 0, sizeof(*map));
@@ -194,7 +195,7 @@ int dl_map_range(struct dl_source *src, uint64_t offset, size_t length,
 			   eadr ? PMEM2_GRANULARITY_BYTE :
 				  PMEM2_GRANULARITY_CACHE_LINE;
 	if (map->granularity != PMEM2_GRANULARITY_PAGE) {
-		map->persist = fn_persist[map->granularity ==
+		map->persist = persist_fn[map->granularity ==
 					  PMEM2_GRANULARITY_CACHE_LINE];
 		if (!map->persist) {
 			munmap(map->base, map->map_len);
@@ -204,8 +205,8 @@ int dl_map_range(struct dl_source *src, uint64_t offset, size_t length,
 				      src->path, pmem2_errormsg());
 		}
 	}
-	map->addr = (char *)map->base + (offset - start);
-	map->length = length;
+	map->addr = (char *)map->base + (req->offset - start);
+	map->length = req->length;
 	return 0;
 }
 

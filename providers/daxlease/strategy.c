@@ -7,7 +7,8 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "daxlease.h"
+#include "errmsg.h"
+#include "strategy.h"
 
 const char *dl_strategy_name(enum ibv_dax_mr_strategy s)
 {

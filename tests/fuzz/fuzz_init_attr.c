@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * libFuzzer target for dl_validate_init_attr() and dl_strategy_choose():
+ * libFuzzer target for dl_request_init() and dl_strategy_choose():
  * the bytes fill a struct ibv_dax_mr_init_attr, a message buffer size and
  * a capability set.  Checks the documented contract: only the documented
  * errno values, a NUL-terminated non-empty reason on failure that fits
@@ -12,8 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "daxlease.h"
+#include "errmsg.h"
+#include "request.h"
+#include "strategy.h"
 
 /* not assert(): release builds define NDEBUG */
 #define FUZZ_CHECK(c)							\
@@ -46,6 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ibv_dax_mr_init_attr a = {};
 	enum ibv_dax_mr_strategy strat;
 	struct ibv_dax_caps caps = {};
+	struct dl_request req;
 	char msg[DL_ERRMSG_MAX + 8];
 	struct input in = {};
 	size_t msglen;
@@ -64,8 +68,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	msglen = in.msglen % (DL_ERRMSG_MAX + 1);
 
 	memset(msg, 0x7f, sizeof(msg));
-	ret = dl_validate_init_attr((in.has_path & 2) ? NULL : &a,
-				    (in.has_path & 4) ? NULL : msg, msglen);
+	ret = dl_request_init(&req, (in.has_path & 2) ? NULL : &a,
+			      (in.has_path & 4) ? NULL : msg, msglen);
 	FUZZ_CHECK(ret == 0 || ret == EINVAL || ret == EOPNOTSUPP ||
 	       ret == EOVERFLOW || ret == EBADF);
 	/* never past the buffer; terminated and non-empty when it fits */
@@ -82,7 +86,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (!ret) {
-		flags = dl_init_attr_flags(&a);
+		flags = req.flags;
+		FUZZ_CHECK(flags == ((a.comp_mask & IBV_DAX_MR_INIT_FLAGS) ?
+				     a.flags : 0));
+		FUZZ_CHECK(req.map_start <= a.offset &&
+			   req.map_end >= a.offset + a.length);
+		FUZZ_CHECK(!req.has_iova ||
+			   !((req.iova ^ a.offset) &
+			     ((uint64_t)sysconf(_SC_PAGESIZE) - 1)));
 		FUZZ_CHECK(!(a.comp_mask & ~(uint64_t)DL_INIT_ATTR_COMP_MASK));
 		FUZZ_CHECK(!(flags & ~(uint32_t)DL_MR_FLAGS_ALL));
 		FUZZ_CHECK(a.length != 0);
@@ -103,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	caps.ext_reg_mr = !!(in.caps & 2);
 	caps.odp = !!(in.caps & 4);
 	caps.flush = !!(in.caps & 8);
-	flags = dl_init_attr_flags(&a);
+	flags = (a.comp_mask & IBV_DAX_MR_INIT_FLAGS) ? a.flags : 0;
 	ret = dl_strategy_choose((enum ibv_dax_file_kind)(in.kind % 6), flags,
 				 &caps, &strat, msg, msglen);
 	if (ret) {

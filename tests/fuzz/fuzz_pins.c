@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * libFuzzer target for dl_pins_parse(), the /proc/<pid>/file_pins parser.
+ * libFuzzer target for dt_pins_parse(), the /proc/<pid>/file_pins parser.
  *
  * The input bytes are used twice:
  * - as file_pins text, parsed for ASan/UBSan findings and the error
@@ -24,12 +24,13 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "daxlease.h"
+#include "pins.h"
 
 /* not assert(): release builds define NDEBUG */
 #define FUZZ_CHECK(c)							\
@@ -54,18 +55,18 @@ static void check_path(const char *p)
 static void raw_parse(const uint8_t *data, size_t size)
 {
 	size_t i, j, n = 0, lines = 1;
-	struct dl_pins p;
+	struct dt_pins p;
 	int ret;
 
 	for (i = 0; i < size; i++)
 		lines += data[i] == '\n';
-	ret = dl_pins_parse((const char *)data, size, &p);
+	ret = dt_pins_parse((const char *)data, size, &p);
 	if (ret) {
 		FUZZ_CHECK(ret == EINVAL || ret == ENOMEM);
 		FUZZ_CHECK(!p.nowners && !p.nmm && !p.owners && !p.mm_files);
 		FUZZ_CHECK(ret == ENOMEM ||
 			   (p.err_line >= 1 && p.err_line <= lines));
-		dl_pins_free(&p);
+		dt_pins_free(&p);
 		return;
 	}
 	for (i = 0; i < p.nowners; i++) {
@@ -77,10 +78,10 @@ static void raw_parse(const uint8_t *data, size_t size)
 	}
 	for (i = 0; i < p.nmm; i++)
 		check_path(p.mm_files[i]);
-	FUZZ_CHECK(dl_pins_total(&p) == n + p.nmm);
+	FUZZ_CHECK(dt_pins_total(&p) == n + p.nmm);
 	if (p.nmm)
-		FUZZ_CHECK(dl_pins_count(&p, p.mm_files[0]) >= 1);
-	dl_pins_free(&p);
+		FUZZ_CHECK(dt_pins_count(&p, p.mm_files[0]) >= 1);
+	dt_pins_free(&p);
 }
 
 /* --- the input as a program ------------------------------------------ */
@@ -194,7 +195,7 @@ static void gen_check(const uint8_t *data, size_t size)
 	bool no_last_newline = head & 1;
 	size_t cand[GEN_ITEMS], ncand = 0;
 	struct text t = {};
-	struct dl_pins p;
+	struct dt_pins p;
 	size_t oi, mi;
 	int j, ret;
 
@@ -293,7 +294,7 @@ static void gen_check(const uint8_t *data, size_t size)
 	if (no_last_newline && t.len)
 		t.len--;
 
-	ret = dl_pins_parse(t.buf, t.len, &p);
+	ret = dt_pins_parse(t.buf, t.len, &p);
 	if (fault != F_NONE) {
 		if (ret != EINVAL || p.err_line != fault_line)
 			fprintf(stderr, "fault %u at line %zu: ret %d line %zu\n",
@@ -301,7 +302,7 @@ static void gen_check(const uint8_t *data, size_t size)
 		FUZZ_CHECK(ret == EINVAL);
 		FUZZ_CHECK(p.err_line == fault_line);
 		FUZZ_CHECK(!p.nowners && !p.nmm);
-		dl_pins_free(&p);
+		dt_pins_free(&p);
 		free(t.buf);
 		return;
 	}
@@ -323,7 +324,7 @@ static void gen_check(const uint8_t *data, size_t size)
 					   it->files[j]));
 		oi++;
 	}
-	dl_pins_free(&p);
+	dt_pins_free(&p);
 	free(t.buf);
 }
 

@@ -49,24 +49,15 @@ steps=(
 	"tsan|$((tsan_secs * 3 + 1800))|$here/run-tsan.sh --seconds $tsan_secs"
 	"fuzz|$((fuzz_secs * 4 + 1800))|$here/run-fuzz.sh --seconds $fuzz_secs"
 )
-failed=0
-summary=()
+# shellcheck source=tests/lib/steps.sh
+. "$here/../lib/steps.sh"
 for s in "${steps[@]}"; do
 	IFS='|' read -r name box cmd <<<"$s"
 	if [ -n "$only" ] && [[ "$only" != *,$name,* ]]; then
 		continue
 	fi
-	echo "=============== reliability: $name ==============="
-	t0=$(date +%s)
 	# shellcheck disable=SC2086
-	if timeout "$box" bash $cmd 2>&1 | tee "$out/$name.log"; then
-		res=PASS
-	else
-		res=FAIL
-		failed=1
-	fi
-	summary+=("$(printf '%-23s %s %5ss' "$name" "$res" $(( $(date +%s) - t0 )))")
+	steps_run "reliability: $name" "$out/$name.log" \
+		timeout "$box" bash $cmd
 done
-echo "=============== reliability summary ==============="
-printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
-exit $failed
+steps_summary "reliability summary" "$out/summary.txt" || exit 1

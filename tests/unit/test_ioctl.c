@@ -12,7 +12,8 @@
 #include <rdma/ib_user_ioctl_cmds.h>
 #include <rdma/daxlease_user_ioctl_cmds.h>
 
-#include "daxlease.h"
+#include "caps.h"
+#include "ioctl.h"
 #include "unit.h"
 
 int main(void)
@@ -21,7 +22,6 @@ int main(void)
 	struct dl_ioctl cmd;
 	uint32_t lkey, id;
 	int fd, ret, i;
-	int32_t s;
 
 	dtest_begin("unit-ioctl");
 
@@ -42,12 +42,11 @@ int main(void)
 	dl_ioctl_out(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_LKEY, &lkey,
 		     sizeof(lkey));
 	dl_ioctl_in_fd(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD, -5);
-	dl_ioctl_in_s32(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_FD_OFFSET, -6);
 	dtest_check("hdr/length",
-		    dl_ioctl_hdr(&cmd)->num_attrs == 6 &&
+		    dl_ioctl_hdr(&cmd)->num_attrs == 5 &&
 			    dl_ioctl_hdr(&cmd)->length ==
 				    sizeof(struct ib_uverbs_ioctl_hdr) +
-					    6 * sizeof(struct ib_uverbs_attr),
+					    5 * sizeof(struct ib_uverbs_attr),
 		    "num %u length %u", dl_ioctl_hdr(&cmd)->num_attrs, dl_ioctl_hdr(&cmd)->length);
 	dtest_check("attr/idr-new", a == &dl_ioctl_hdr(&cmd)->attrs[0] && a->len == 0 &&
 		    a->data == 0 && a->attr_data.reserved == 0,
@@ -67,11 +66,7 @@ int main(void)
 		    a->attr_data.reserved == 0 &&
 		    a->attr_id == DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD,
 		    "len %u val %lld", a->len, (long long)a->data_s64);
-	a = &dl_ioctl_hdr(&cmd)->attrs[5];
-	memcpy(&s, &a->data, sizeof(s));
-	dtest_check("attr/s32-inline", a->len == 4 && s == -6,
-		    "len %u val %d", a->len, s);
-	for (i = 0, ret = 1; i < 6; i++)
+	for (i = 0, ret = 1; i < 5; i++)
 		ret &= dl_ioctl_hdr(&cmd)->attrs[i].flags == UVERBS_ATTR_F_MANDATORY;
 	dtest_check("attr/all-mandatory", ret, "an attribute is optional");
 
@@ -99,13 +94,13 @@ int main(void)
 		    "ret %d num %u", ret, dl_ioctl_hdr(&cmd)->num_attrs);
 
 	/* not a uverbs fd: the probes report a failure, never "present" */
-	ret = dl_ioctl_find_driver_id(fd, &id);
+	ret = dl_caps_find_driver_id(fd, &id);
 	dtest_check("probe/driver-id-not-uverbs", ret == ENOTTY,
 		    "ret %d", ret);
-	ret = dl_ioctl_probe_reg_mr(fd, 0);
+	ret = dl_caps_probe_reg_mr(fd, 0);
 	dtest_check("probe/reg-mr-not-uverbs", ret == -ENOTTY, "ret %d", ret);
 	close(fd);
-	ret = dl_ioctl_probe_reg_mr(fd, 0);
+	ret = dl_caps_probe_reg_mr(fd, 0);
 	dtest_check("probe/reg-mr-closed-fd", ret == -EBADF, "ret %d", ret);
 	return dtest_end();
 }

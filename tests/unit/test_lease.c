@@ -11,6 +11,7 @@
  * names the holder's pid.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -21,7 +22,8 @@
 
 #include <linux/daxlease_fcntl.h>
 
-#include "daxlease.h"
+#include "caps.h"
+#include "lease.h"
 #include "unit.h"
 
 static int probe_results[8];
@@ -152,16 +154,16 @@ int main(void)
 	err = errno;
 	if (patched) {
 		dtest_check("take/patched", ret == 0 && dl_lease_held(fd),
-			    "ret %d errno %d: %s", ret, err, dl_errmsg());
+			    "ret %d errno %d: %s", ret, err, ibv_dax_errmsg());
 		ret = dl_lease_release(fd, f);
 		dtest_check("release/patched", ret == 0 && !dl_lease_held(fd),
 			    "ret %d", ret);
 	} else {
 		dtest_check("take/stock-einval",
 			    ret == -1 && err == EINVAL &&
-				    strstr(dl_errmsg(),
+				    strstr(ibv_dax_errmsg(),
 					   "daxlease-kernel-patches"),
-			    "ret %d errno %d: %s", ret, err, dl_errmsg());
+			    "ret %d errno %d: %s", ret, err, ibv_dax_errmsg());
 		dtest_check("take/stock-not-held", !dl_lease_held(fd),
 			    "F_GETLEASE says held");
 	}

@@ -21,10 +21,29 @@
 
 #include <infiniband/verbs_dax.h>
 
-#include "daxlease.h"
+#include "errmsg.h"
+#include "map.h"
+#include "registry.h"
+#include "request.h"
+#include "source.h"
 #include "unit.h"
 
 static struct ibv_pd fake_pd;
+
+/* Validate attr and open its source, as ibv_reg_dax_mr() does */
+static int open_source(const struct ibv_dax_mr_init_attr *attr,
+		       struct dl_request *req, struct dl_source *src)
+{
+	char msg[DL_ERRMSG_MAX];
+	int ret;
+
+	ret = dl_request_init(req, attr, msg, sizeof(msg));
+	if (ret) {
+		errno = ret;
+		return -1;
+	}
+	return dl_source_open(req, src);
+}
 static char *file_ok;
 static int thread_bad;
 
@@ -71,6 +90,7 @@ int main(void)
 	struct ibv_mr foreign = {}, *heap;
 	volatile uintptr_t stale;
 	int fds, maps, leases, i, bad, ret;
+	struct dl_request req;
 	struct dl_source src;
 	struct dl_map map;
 	pthread_t th[4];
@@ -140,11 +160,11 @@ int main(void)
 			     maps == unit_count_maps()) &&
 			    unit_count_maps_of(dir) == 0 &&
 			    leases == unit_count_leases() &&
-			    dl_mr_live_count() == 0,
+			    dl_registry_count() == 0,
 		    "%d wrong errno; fds %d->%d maps %d->%d (of the file %d) leases %d->%d live %zu",
 		    bad, fds, unit_count_fds(), maps, unit_count_maps(),
 		    unit_count_maps_of(dir), leases, unit_count_leases(),
-		    dl_mr_live_count());
+		    dl_registry_count());
 
 	for (i = 0; i < 4; i++)
 		pthread_create(&th[i], NULL, fail_thread, NULL);
@@ -155,9 +175,9 @@ int main(void)
 		    !thread_bad && fds == unit_count_fds() &&
 			    unit_count_maps_of(dir) == 0 &&
 			    leases == unit_count_leases() &&
-			    dl_mr_live_count() == 0,
+			    dl_registry_count() == 0,
 		    "%d wrong errno; fds %d->%d live %zu", thread_bad, fds,
-		    unit_count_fds(), dl_mr_live_count());
+		    unit_count_fds(), dl_registry_count());
 
 	/* internal map of an unaligned range */
 	a.path = file_ok;
@@ -166,11 +186,11 @@ int main(void)
 	a.access = IBV_ACCESS_LOCAL_WRITE;
 	maps = unit_count_maps();
 	fds = unit_count_fds();
-	ret = dl_source_open(&a, &src);
+	ret = open_source(&a, &req, &src);
 	if (ret) {
-		dtest_fail("map/open", "%s", dl_errmsg());
+		dtest_fail("map/open", "%s", ibv_dax_errmsg());
 	} else {
-		ret = dl_map_range(&src, a.offset, a.length, &map);
+		ret = dl_map_range(&src, &req, &map);
 		dtest_check("map/unaligned-offset",
 			    !ret && ((unsigned char *)map.addr)[0] ==
 					    (5000 & 0xff) &&
@@ -179,12 +199,12 @@ int main(void)
 				    map.granularity == PMEM2_GRANULARITY_PAGE &&
 				    dl_map_granularity(&map) ==
 					    IBV_DAX_GRAN_PAGE,
-			    "ret %d: %s", ret, ret ? dl_errmsg() : "");
+			    "ret %d: %s", ret, ret ? ibv_dax_errmsg() : "");
 		if (!ret) {
 			((unsigned char *)map.addr)[1] = 0xa5;
 			ret = dl_map_persist(&map, map.addr, 2);
 			dtest_check("map/persist-msync", ret == 0, "%s",
-				    dl_errmsg());
+				    ibv_dax_errmsg());
 			dl_map_unmap(&map);
 		}
 		dl_source_close(&src);
@@ -196,8 +216,8 @@ int main(void)
 	}
 	/* read-only mapping refuses writes: PROT_READ only */
 	a.access = 0;
-	if (!dl_source_open(&a, &src)) {
-		ret = dl_map_range(&src, 0, 4096, &map);
+	if (!open_source(&a, &req, &src)) {
+		ret = dl_map_range(&src, &req, &map);
 		dtest_check("map/readonly-prot",
 			    !ret && mprotect(map.base, 4096,
 					     PROT_READ | PROT_WRITE) == -1 &&
@@ -221,16 +241,16 @@ int main(void)
 	a.length = 3 << 20;
 	a.access = IBV_ACCESS_LOCAL_WRITE;
 	maps = unit_count_maps();
-	if (big && !dl_source_open(&a, &src)) {
+	if (big && !open_source(&a, &req, &src)) {
 		src.kind = IBV_DAX_FILE_FSDAX;
-		ret = dl_map_range(&src, a.offset, a.length, &map);
+		ret = dl_map_range(&src, &req, &map);
 		dtest_check("map/congruent-2m",
 			    !ret && !(((uintptr_t)map.addr - 4096) &
 				      ((2u << 20) - 1)) &&
 				    ((unsigned char *)map.addr)[0] ==
 					    (4096 & 0xff),
 			    "ret %d addr %p: %s", ret, ret ? NULL : map.addr,
-			    ret ? dl_errmsg() : "");
+			    ret ? ibv_dax_errmsg() : "");
 		if (!ret)
 			dl_map_unmap(&map);
 		dl_source_close(&src);
@@ -238,7 +258,7 @@ int main(void)
 			    "maps %d->%d", maps, unit_count_maps());
 	} else {
 		dtest_fail("map/congruent-2m", "%s",
-			   big ? dl_errmsg() : strerror(errno));
+			   big ? ibv_dax_errmsg() : strerror(errno));
 	}
 	free(big);
 

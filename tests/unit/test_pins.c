@@ -6,7 +6,7 @@
  */
 #include <errno.h>
 
-#include "daxlease.h"
+#include "pins.h"
 #include "unit.h"
 
 static const char ex1[] = "3: /dev/infiniband/uverbs0\n\t/mnt/pmem/foo\n";
@@ -21,14 +21,14 @@ static const char ex4[] =
 	"\t/mnt/pmem/one\n"
 	"/mnt/pmem/foo\n/mnt/pmem/another\n/mnt/pmem/mm_mapped_file\n";
 
-static int parse(const char *s, size_t len, struct dl_pins *p)
+static int parse(const char *s, size_t len, struct dt_pins *p)
 {
-	return dl_pins_parse(s, len, p);
+	return dt_pins_parse(s, len, p);
 }
 
 int main(void)
 {
-	struct dl_pins p;
+	struct dt_pins p;
 	int ret;
 
 	dtest_begin("unit-pins");
@@ -40,30 +40,30 @@ int main(void)
 		    p.owners[0].nfiles == 1 &&
 		    !strcmp(p.owners[0].files[0], "/mnt/pmem/foo") && !p.nmm,
 		    "ret %d owners %zu", ret, p.nowners);
-	dl_pins_free(&p);
+	dt_pins_free(&p);
 
 	ret = parse(ex2, sizeof(ex2) - 1, &p);
 	dtest_check("cover/four-files", !ret && p.nowners == 1 &&
 		    p.owners[0].fd == 4 && p.owners[0].nfiles == 4 &&
 		    !strcmp(p.owners[0].files[3], "/mnt/pmem/one") &&
-		    dl_pins_total(&p) == 4,
-		    "ret %d total %zu", ret, dl_pins_total(&p));
-	dl_pins_free(&p);
+		    dt_pins_total(&p) == 4,
+		    "ret %d total %zu", ret, dt_pins_total(&p));
+	dt_pins_free(&p);
 
 	ret = parse(ex3, sizeof(ex3) - 1, &p);
 	dtest_check("cover/mm-only", !ret && !p.nowners && p.nmm == 1 &&
 		    !strcmp(p.mm_files[0], "/mnt/pmem/foo"), "ret %d", ret);
-	dl_pins_free(&p);
+	dt_pins_free(&p);
 
 	ret = parse(ex4, sizeof(ex4) - 1, &p);
 	dtest_check("cover/mixed", !ret && p.nowners == 1 &&
 		    p.owners[0].nfiles == 4 && p.nmm == 3 &&
-		    dl_pins_count(&p, "/mnt/pmem/foo") == 2 &&
-		    dl_pins_count(&p, "/mnt/pmem/mm_mapped_file") == 1 &&
-		    dl_pins_count(&p, "/mnt/pmem/none") == 0 &&
-		    dl_pins_total(&p) == 7,
+		    dt_pins_count(&p, "/mnt/pmem/foo") == 2 &&
+		    dt_pins_count(&p, "/mnt/pmem/mm_mapped_file") == 1 &&
+		    dt_pins_count(&p, "/mnt/pmem/none") == 0 &&
+		    dt_pins_total(&p) == 7,
 		    "ret %d owners %zu mm %zu", ret, p.nowners, p.nmm);
-	dl_pins_free(&p);
+	dt_pins_free(&p);
 
 	/* no trailing newline, several owners, blank lines */
 	{
@@ -76,12 +76,12 @@ int main(void)
 		    p.owners[1].fd == 7 && p.owners[1].nfiles == 2 &&
 		    !strcmp(p.owners[1].files[1], "/c"),
 		    "ret %d owners %zu", ret, p.nowners);
-	dl_pins_free(&p);
+	dt_pins_free(&p);
 
 	ret = parse("", 0, &p);
-	dtest_check("empty", !ret && !dl_pins_total(&p) && !p.nowners,
+	dtest_check("empty", !ret && !dt_pins_total(&p) && !p.nowners,
 		    "ret %d", ret);
-	dl_pins_free(&p);
+	dt_pins_free(&p);
 	ret = parse(NULL, 0, &p);
 	dtest_check("null-empty", !ret, "ret %d", ret);
 
@@ -89,7 +89,7 @@ int main(void)
 	ret = parse("5: /dev/infiniband/uverbs0\n", 27, &p);
 	dtest_check("owner-without-files", !ret && p.nowners == 1 &&
 		    !p.owners[0].nfiles, "ret %d", ret);
-	dl_pins_free(&p);
+	dt_pins_free(&p);
 
 	/* malformed */
 	ret = parse("\t/mnt/pmem/foo\n", 15, &p);
@@ -124,7 +124,7 @@ int main(void)
 		    ret, p.err_line, p.nowners,
 		    p.nowners ? p.owners[0].nfiles : 0);
 	if (!ret)
-		dl_pins_free(&p);
+		dt_pins_free(&p);
 	/* ... while an owner line after it starts a new block */
 	{
 		static const char again[] =
@@ -140,7 +140,7 @@ int main(void)
 			    !strcmp(p.owners[1].files[0], "/b") &&
 			    !strcmp(p.mm_files[0], "/m"),
 		    "ret %d owners %zu mm %zu", ret, p.nowners, p.nmm);
-	dl_pins_free(&p);
+	dt_pins_free(&p);
 	ret = parse(NULL, 5, &p);
 	dtest_check("bad/null-buffer", ret == EINVAL, "ret %d", ret);
 
@@ -148,15 +148,15 @@ int main(void)
 	ret = parse("12:x\n", 5, &p);
 	dtest_check("colon-without-space-is-path", !ret && p.nmm == 1 &&
 		    !strcmp(p.mm_files[0], "12:x"), "ret %d", ret);
-	dl_pins_free(&p);
+	dt_pins_free(&p);
 
 	/* the host kernel has no file_pins */
-	ret = dl_pins_read(0, &p);
+	ret = dt_pins_read("/proc/self/file_pins", &p);
 	if (ret == 0) {
-		dtest_check("read/self", dl_pins_total(&p) == 0,
+		dtest_check("read/self", dt_pins_total(&p) == 0,
 			    "pins in a process without MRs: %zu",
-			    dl_pins_total(&p));
-		dl_pins_free(&p);
+			    dt_pins_total(&p));
+		dt_pins_free(&p);
 	} else {
 		dtest_check("read/self-enoent", ret == ENOENT,
 			    "ret %d (%s)", ret, strerror(ret));

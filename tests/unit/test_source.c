@@ -16,19 +16,37 @@
 
 #include <infiniband/verbs_dax.h>
 
-#include "daxlease.h"
+#include "errmsg.h"
+#include "request.h"
+#include "source.h"
 #include "unit.h"
 
 static struct ibv_pd fake_pd;
+
+/* Validate attr and open its source, as ibv_reg_dax_mr() does */
+static int open_source(const struct ibv_dax_mr_init_attr *attr,
+		       struct dl_request *req, struct dl_source *src)
+{
+	char msg[DL_ERRMSG_MAX];
+	int ret;
+
+	ret = dl_request_init(req, attr, msg, sizeof(msg));
+	if (ret) {
+		errno = ret;
+		return -1;
+	}
+	return dl_source_open(req, src);
+}
 
 /* Internal open + classify; returns errno (0 ok) and the kind. */
 static int classify(const struct ibv_dax_mr_init_attr *attr,
 		    enum ibv_dax_file_kind *kind)
 {
+	struct dl_request req;
 	struct dl_source src;
 
 	*kind = IBV_DAX_FILE_UNKNOWN;
-	if (dl_source_open(attr, &src))
+	if (open_source(attr, &req, &src))
 		return errno;
 	*kind = src.kind;
 	dl_source_close(&src);
@@ -71,7 +89,7 @@ static void kind_case(const char *name, const struct ibv_dax_mr_init_attr *a,
 	dtest_check(n, err == want_err && (err || kind == want_kind),
 		    "want errno %d kind %s, got errno %d kind %s (%s)",
 		    want_err, dl_kind_name(want_kind), err,
-		    dl_kind_name(kind), err ? dl_errmsg() : "");
+		    dl_kind_name(kind), err ? ibv_dax_errmsg() : "");
 	snprintf(n, sizeof(n), "api/%s", name);
 	/* a good source gets as far as the missing context */
 	api_case(n, a, want_err ? want_err : EINVAL);
@@ -189,7 +207,7 @@ int main(void)
 			    st.st_blocks * 512 >= 18192 - 8192,
 		    "errno %d size %lld blocks %lld (%s)", err,
 		    (long long)st.st_size, (long long)st.st_blocks,
-		    err ? dl_errmsg() : "");
+		    err ? ibv_dax_errmsg() : "");
 	a.path = f_shm;
 	a.offset = 65536;
 	a.length = 4096;

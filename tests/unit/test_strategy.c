@@ -4,8 +4,10 @@
  * walked with every combination of probed capabilities and policy flags.
  */
 #include <errno.h>
+#include <stdbool.h>
 
-#include "daxlease.h"
+#include "errmsg.h"
+#include "strategy.h"
 #include "unit.h"
 
 static int choose(enum ibv_dax_file_kind kind, uint32_t flags, int lease,

@@ -10,7 +10,8 @@
 
 #include <infiniband/verbs_dax.h>
 
-#include "daxlease.h"
+#include "errmsg.h"
+#include "request.h"
 #include "unit.h"
 
 struct vcase {
@@ -58,7 +59,22 @@ static const struct vcase cases[] = {
 	{ "overflow-off_t", { .path = "/x", .offset = (uint64_t)INT64_MAX,
 			      .length = 2 }, EOVERFLOW },
 	{ "huge-length", { .path = "/x", .length = SIZE_MAX }, EOVERFLOW },
+	{ "iova-page-offset", { .comp_mask = IBV_DAX_MR_INIT_IOVA,
+				.path = "/x", .offset = 0x10, .length = 1,
+				.iova = 0x1000 }, EINVAL },
+	{ "ok-iova-page-offset", { .comp_mask = IBV_DAX_MR_INIT_IOVA,
+				   .path = "/x", .offset = 0x2010,
+				   .length = 1, .iova = 0x10 }, 0 },
 };
+
+/* The request of attr, or the errno that refuses it */
+static int validate(const struct ibv_dax_mr_init_attr *attr, char *msg,
+		    size_t msglen)
+{
+	struct dl_request req;
+
+	return dl_request_init(&req, attr, msg, msglen);
+}
 
 int main(void)
 {
@@ -75,7 +91,7 @@ int main(void)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char name[96];
 
-		ret = dl_validate_init_attr(&cases[i].attr, msg, sizeof(msg));
+		ret = validate(&cases[i].attr, msg, sizeof(msg));
 		snprintf(name, sizeof(name), "validator/%s", cases[i].name);
 		dtest_check(name, ret == cases[i].err && (!ret || *msg),
 			    "want %d got %d (%s)", cases[i].err, ret, msg);
@@ -93,9 +109,9 @@ int main(void)
 			    ibv_dax_errmsg());
 	}
 
-	ret = dl_validate_init_attr(NULL, msg, sizeof(msg));
+	ret = validate(NULL, msg, sizeof(msg));
 	dtest_check("validator/null-attr", ret == EINVAL, "got %d", ret);
-	ret = dl_validate_init_attr(&ok, NULL, 0);
+	ret = validate(&ok, NULL, 0);
 	dtest_check("validator/null-msg-ok", ret == 0, "got %d", ret);
 
 	errno = 0;

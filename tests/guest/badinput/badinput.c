@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Bad input to the daxlease API: every case asserts the errno
- * documented in providers/daxlease/daxlease.h, a message that says why (it
- * must be new, i.e. set by this very call, and name the cause), and that the
- * process has the same fds, file mappings, leases/locks and file_pins
- * afterwards as before (dl_snapshot.h).
+ * documented in the man pages (ibv_reg_dax_mr(3), ...), a message that
+ * says why (it must be new, i.e. set by this very call, and name the
+ * cause), and that the process has the same fds, file mappings,
+ * leases/locks and file_pins afterwards as before (dl_snapshot.h).
  *
  * Runs in the guest (rxe + emulated NVDIMMs, env from tests/vm) on the RDMA
  * device the harness set up (DAXLEASE_RDMA_DEV, else the first one): a

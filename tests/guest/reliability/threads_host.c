@@ -28,7 +28,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daxlease.h"
+#include "caps.h"
+#include "errmsg.h"
+#include "pins.h"
+#include "registry.h"
+#include "request.h"
+#include "source.h"
+#include "strategy.h"
 #include "dtest.h"
 #include "dl_snapshot.h"
 
@@ -79,8 +85,9 @@ static void one_round(struct worker *w)
 	};
 	struct ibv_dax_caps caps = { .strategy_fsdax = IBV_DAX_MR_STRATEGY_NONE };
 	enum ibv_dax_mr_strategy strat;
+	struct dl_request req;
 	struct dl_source src;
-	struct dl_pins pins;
+	struct dt_pins pins;
 	struct ibv_mr fake = {};
 	char msg[DL_ERRMSG_MAX];
 	int err, ret, fd;
@@ -100,9 +107,10 @@ static void one_round(struct worker *w)
 	}
 
 	/* a good source: open, classify, close */
-	if (dl_source_open(&a, &src)) {
+	if (dl_request_init(&req, &a, NULL, 0) ||
+	    dl_source_open(&req, &src)) {
 		worker_err(w, "dl_source_open(%s): %s \"%s\"", w->file,
-			   strerror(errno), dl_errmsg());
+			   strerror(errno), ibv_dax_errmsg());
 	} else {
 		if (src.kind != IBV_DAX_FILE_PAGECACHE)
 			worker_err(w, "%s classified %s", w->file,
@@ -114,14 +122,15 @@ static void one_round(struct worker *w)
 
 	/* past EOF: the thread's own message, naming its own file */
 	a.offset = 8 * MiB;
-	if (!dl_source_open(&a, &src)) {
+	if (!dl_request_init(&req, &a, NULL, 0) &&
+	    !dl_source_open(&req, &src)) {
 		worker_err(w, "past-EOF open of %s succeeded", w->file);
 		dl_source_close(&src);
 	} else if (errno != ERANGE) {
 		worker_err(w, "past EOF: %s", strerror(errno));
-	} else if (!strstr(dl_errmsg(), w->file)) {
+	} else if (!strstr(ibv_dax_errmsg(), w->file)) {
 		worker_err(w, "past-EOF message is another thread's: \"%s\"",
-			   dl_errmsg());
+			   ibv_dax_errmsg());
 	}
 	a.offset = 0;
 
@@ -134,21 +143,21 @@ static void one_round(struct worker *w)
 		close(fd);
 	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (fd < 0 || !dl_source_classify(fd, "/dev/null", &src) ||
-	    errno != ENODEV || !strstr(dl_errmsg(), "/dev/null"))
+	    errno != ENODEV || !strstr(ibv_dax_errmsg(), "/dev/null"))
 		worker_err(w, "classify /dev/null: %s \"%s\"", strerror(errno),
-			   dl_errmsg());
+			   ibv_dax_errmsg());
 	if (fd >= 0)
 		close(fd);
 
 	/* the validator, on good and bad attrs */
-	if (dl_validate_init_attr(&a, msg, sizeof(msg)))
+	if (dl_request_init(&req, &a, msg, sizeof(msg)))
 		worker_err(w, "valid attr rejected: %s", msg);
 	a.comp_mask = 1ULL << (8 + w->id % 50);
-	if (dl_validate_init_attr(&a, msg, sizeof(msg)) != EOPNOTSUPP)
+	if (dl_request_init(&req, &a, msg, sizeof(msg)) != EOPNOTSUPP)
 		worker_err(w, "comp_mask bit %d accepted", 8 + w->id % 50);
 	a.comp_mask = 0;
 	a.offset = UINT64_MAX - w->id;
-	if (dl_validate_init_attr(&a, msg, sizeof(msg)) != EOVERFLOW)
+	if (dl_request_init(&req, &a, msg, sizeof(msg)) != EOVERFLOW)
 		worker_err(w, "wrapping offset accepted");
 	a.offset = 0;
 
@@ -161,13 +170,13 @@ static void one_round(struct worker *w)
 		worker_err(w, "pagecache strategy %d: %s", strat, msg);
 
 	/* the pins parser */
-	ret = dl_pins_parse(pins_text, sizeof(pins_text) - 1, &pins);
+	ret = dt_pins_parse(pins_text, sizeof(pins_text) - 1, &pins);
 	if (ret || pins.nowners != 2 || pins.nmm != 1 ||
-	    dl_pins_count(&pins, "/mnt/pmem/foo") != 2 ||
-	    dl_pins_total(&pins) != 4)
+	    dt_pins_count(&pins, "/mnt/pmem/foo") != 2 ||
+	    dt_pins_total(&pins) != 4)
 		worker_err(w, "pins parse: ret %d owners %zu mm %zu", ret,
 			   pins.nowners, pins.nmm);
-	dl_pins_free(&pins);
+	dt_pins_free(&pins);
 
 	/* the public entry points without a pd, and the MR registry */
 	errno = 0;
@@ -180,8 +189,8 @@ static void one_round(struct worker *w)
 		worker_err(w, "dereg of a foreign mr: returned %d", ret);
 	if (ibv_dax_mr_persist(&fake, 0, 1) != -1 || errno != EINVAL)
 		worker_err(w, "persist of a foreign mr: %s", strerror(errno));
-	if (dl_mr_live_count() != 0)
-		worker_err(w, "%zu live MRs", dl_mr_live_count());
+	if (dl_registry_count() != 0)
+		worker_err(w, "%zu live MRs", dl_registry_count());
 	w->ops++;
 }
 

@@ -8,8 +8,9 @@
  * persists through it and deregisters it, so registration and
  * deregistration of one MR happen on different threads.  Threads also
  * persist MRs they merely peek at, racing their deregistration by another
- * thread: daxlease.h promises such a call either completes or fails with
- * EINVAL (the registry), never touches freed memory.
+ * thread: the live-MR registry (providers/daxlease/registry.h) promises
+ * that such a call either completes or fails with EINVAL, never touches
+ * freed memory.
  *
  * Backing files: page-cache files (always), FS-DAX files on DAXLEASE_EXT4
  * when the kernel lets them be registered, DAXLEASE_DEVDAX when present.

@@ -1,20 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Pure validation of struct ibv_dax_mr_init_attr: everything that can be
- * decided without touching a file or a device.  No global state, so the
- * fuzz target may call it on any bytes.
+ * Validation of struct ibv_dax_mr_init_attr into a struct dl_request:
+ * everything that can be decided without touching a file or a device.
+ * No global state, so the fuzz target may call it on any bytes.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
-#include "daxlease.h"
+#include "request.h"
 
 #define DL_ACCESS_KNOWN                                                       \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                   \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |                  \
 	 IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED |                         \
 	 IBV_ACCESS_HUGETLB | IBV_ACCESS_RELAXED_ORDERING)
+/* Access bits that need a writable file and mapping */
+#define DL_ACCESS_WRITE                                                       \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                   \
+	 IBV_ACCESS_REMOTE_ATOMIC)
 
 static int reason(char *msg, size_t msglen, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -31,18 +37,11 @@ static int reason(char *msg, size_t msglen, int err, const char *fmt, ...)
 	return err;
 }
 
-uint32_t dl_init_attr_flags(const struct ibv_dax_mr_init_attr *attr)
-{
-	return (attr->comp_mask & IBV_DAX_MR_INIT_FLAGS) ? attr->flags : 0;
-}
-
-int dl_validate_init_attr(const struct ibv_dax_mr_init_attr *attr, char *msg,
-			  size_t msglen)
+static int check_attr(const struct ibv_dax_mr_init_attr *attr, char *msg,
+		      size_t msglen)
 {
 	uint32_t flags;
 
-	if (msg && msglen)
-		msg[0] = 0;
 	if (!attr)
 		return reason(msg, msglen, EINVAL,
 			      "attr is NULL: pass a struct ibv_dax_mr_init_attr");
@@ -62,7 +61,7 @@ int dl_validate_init_attr(const struct ibv_dax_mr_init_attr *attr, char *msg,
 	if (!(attr->comp_mask & IBV_DAX_MR_INIT_IOVA) && attr->iova)
 		return reason(msg, msglen, EINVAL,
 			      "iova set without IBV_DAX_MR_INIT_IOVA in comp_mask");
-	flags = dl_init_attr_flags(attr);
+	flags = attr->flags;
 	if (flags & ~(uint32_t)DL_MR_FLAGS_ALL)
 		return reason(msg, msglen, EOPNOTSUPP,
 			      "unknown IBV_DAX_MR_* flag bits 0x%x",
@@ -98,4 +97,52 @@ int dl_validate_init_attr(const struct ibv_dax_mr_init_attr *attr, char *msg,
 			      (unsigned long long)attr->offset,
 			      (unsigned long long)attr->length);
 	return 0;
+}
+
+int dl_request_init(struct dl_request *req,
+		    const struct ibv_dax_mr_init_attr *attr, char *msg,
+		    size_t msglen)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	int ret;
+
+	memset(req, 0, sizeof(*req));
+	if (msg && msglen)
+		msg[0] = 0;
+	ret = check_attr(attr, msg, msglen);
+	if (ret)
+		return ret;
+
+	req->path = attr->path;
+	req->fd = attr->path ? -1 : attr->fd;
+	req->offset = attr->offset;
+	req->length = attr->length;
+	req->access = attr->access;
+	req->flags = (attr->comp_mask & IBV_DAX_MR_INIT_FLAGS) ?
+			     attr->flags : 0;
+	req->write = attr->access & DL_ACCESS_WRITE;
+	req->has_iova = attr->comp_mask & IBV_DAX_MR_INIT_IOVA;
+	req->iova = attr->iova;
+	/*
+	 * The kernel maps iova and addr page by page, and addr has the
+	 * file offset's offset within a page (every mapping alignment is a
+	 * multiple of the page size).
+	 */
+	if (req->has_iova && ((req->iova ^ req->offset) & (page - 1)))
+		return reason(msg, msglen, EINVAL,
+			      "iova 0x%llx and file offset 0x%llx differ in their offset within a page: choose an iova with the same low %d bits",
+			      (unsigned long long)req->iova,
+			      (unsigned long long)req->offset,
+			      __builtin_ctzl(page));
+	dl_request_align(req, page);
+	return 0;
+}
+
+void dl_request_align(struct dl_request *req, size_t align)
+{
+	uint64_t a = align ? align : 1;
+
+	/* offset + length <= INT64_MAX: no overflow for any alignment */
+	req->map_start = req->offset / a * a;
+	req->map_end = (req->offset + req->length + a - 1) / a * a;
 }

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * What the kernel and the device offer, found once per context and cached:
- * process-wide kernel facts (the layout lease) under pthread_once in
- * lease.c, per-device facts (driver id, extended REG_MR, ODP) here under a
- * mutex.
+ * The records of the contexts this process registered on or queried
+ * (context.h), under a mutex: the capabilities probed once per context
+ * (caps.c), and the liveness of a context whose MRs are alive.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,48 +17,13 @@
 
 #include <linux/kcmp.h>
 
+#include "caps.h"
+#include "context.h"
 #include "daxlease.h"
+#include "errmsg.h"
 
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct dl_ctx *ctx_list;
-
-static void probe_device(struct dl_ctx *c)
-{
-	struct ibv_device_attr_ex dattr = {};
-	struct ibv_context *context = c->context;
-	uint32_t need = IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_WRITE;
-	int ret, err;
-
-	c->caps.layout_lease = dl_lease_supported(&err);
-	c->lease_err = err;
-
-	ret = dl_ioctl_find_driver_id(context->cmd_fd, &c->driver_id);
-	c->driver_id_known = ret == 0;
-	if (c->driver_id_known) {
-		ret = dl_ioctl_probe_reg_mr(context->cmd_fd, c->driver_id);
-		c->caps.ext_reg_mr = ret == 1;
-		c->reg_mr_err = ret < 0 ? -ret : 0;
-	} else {
-		c->reg_mr_err = ret;
-	}
-
-	if (ibv_query_device_ex(context, NULL, &dattr) == 0)
-		c->caps.odp =
-			(dattr.odp_caps.general_caps & IBV_ODP_SUPPORT) &&
-			(dattr.odp_caps.per_transport_caps.rc_odp_caps & need) ==
-				need;
-
-	/*
-	 * RDMA FLUSH (IBTA 1.5) has no verbs in rdma-core 44 (Debian 12):
-	 * there is nothing to probe, and no way to use it if it existed.
-	 */
-	c->caps.flush = 0;
-
-	c->caps.strategy_devdax = IBV_DAX_MR_STRATEGY_PLAIN;
-	c->caps.strategy_pagecache = IBV_DAX_MR_STRATEGY_PLAIN;
-	dl_strategy_choose(IBV_DAX_FILE_FSDAX, 0, &c->caps,
-			   &c->caps.strategy_fsdax, NULL, 0);
-}
+static struct dl_context *ctx_list;
 
 static dev_t fd_rdev(int fd)
 {
@@ -98,9 +62,9 @@ static bool same_file(int fd1, int fd2)
 	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-struct dl_ctx *dl_ctx_get(struct ibv_context *context)
+struct dl_context *dl_context_get(struct ibv_context *context)
 {
-	struct dl_ctx *c;
+	struct dl_context *c;
 	dev_t rdev;
 
 	if (!context)
@@ -140,7 +104,7 @@ struct dl_ctx *dl_ctx_get(struct ibv_context *context)
 	c->async_fd = context->async_fd;
 	c->cmd_rdev = rdev;
 	c->ref_fd = -1;
-	probe_device(c);
+	dl_caps_probe(context, &c->caps, &c->driver_id);
 	c->next = ctx_list;
 	ctx_list = c;
 out:
@@ -148,7 +112,7 @@ out:
 	return c;
 }
 
-int dl_ctx_ref(struct dl_ctx *ctx)
+int dl_context_ref(struct dl_context *ctx)
 {
 	int ret = 0;
 
@@ -166,9 +130,9 @@ int dl_ctx_ref(struct dl_ctx *ctx)
 	return ret;
 }
 
-void dl_ctx_unref(struct dl_ctx *ctx)
+void dl_context_unref(struct dl_context *ctx)
 {
-	struct dl_ctx **pp;
+	struct dl_context **pp;
 
 	pthread_mutex_lock(&ctx_lock);
 	if (--ctx->nmrs == 0) {
@@ -186,7 +150,7 @@ void dl_ctx_unref(struct dl_ctx *ctx)
 	pthread_mutex_unlock(&ctx_lock);
 }
 
-bool dl_ctx_alive(struct dl_ctx *ctx)
+bool dl_context_alive(struct dl_context *ctx)
 {
 	bool alive;
 
@@ -200,9 +164,10 @@ bool dl_ctx_alive(struct dl_ctx *ctx)
 	return alive;
 }
 
-int dl_query_caps(struct ibv_context *context, struct ibv_dax_caps *caps)
+DL_EXPORT int ibv_dax_query_caps(struct ibv_context *context,
+				 struct ibv_dax_caps *caps)
 {
-	struct dl_ctx *c;
+	struct dl_context *c;
 
 	if (!caps)
 		return dl_err(EINVAL, "caps is NULL");
@@ -210,7 +175,7 @@ int dl_query_caps(struct ibv_context *context, struct ibv_dax_caps *caps)
 		return dl_err(EOPNOTSUPP,
 			      "unknown comp_mask 0x%llx in struct ibv_dax_caps: pass 0",
 			      (unsigned long long)caps->comp_mask);
-	c = dl_ctx_get(context);
+	c = dl_context_get(context);
 	if (!c)
 		return -1;
 	*caps = c->caps;

@@ -5,18 +5,19 @@
  * the uverbs context), followed by its pinned files indented by a tab;
  * bare paths are pins owned by the process mm.
  *
- * dl_pins_parse() is pure (no global state, every allocation owned by the
+ * dt_pins_parse() is pure (no global state, every allocation owned by the
  * result) so that a libFuzzer target can drive it directly.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "daxlease.h"
+#include "pins.h"
 
 /*
  * A line of the buffer as a string.  The buffer is not NUL-terminated,
@@ -54,9 +55,9 @@ static int push_str(char ***arr, size_t *n, const char *s, size_t len)
 	return 0;
 }
 
-static int push_owner(struct dl_pins *p, int fd, const char *s, size_t len)
+static int push_owner(struct dt_pins *p, int fd, const char *s, size_t len)
 {
-	struct dl_pin_owner *no;
+	struct dt_pin_owner *no;
 	char *copy;
 
 	copy = line_dup(s, len);
@@ -67,7 +68,7 @@ static int push_owner(struct dl_pins *p, int fd, const char *s, size_t len)
 		free(copy);
 		return ENOMEM;
 	}
-	no[p->nowners] = (struct dl_pin_owner){ .fd = fd, .path = copy };
+	no[p->nowners] = (struct dt_pin_owner){ .fd = fd, .path = copy };
 	p->owners = no;
 	p->nowners++;
 	return 0;
@@ -99,9 +100,9 @@ static int owner_line(const char *s, size_t len, int *fd, size_t *path_at)
 	return 1;
 }
 
-int dl_pins_parse(const char *buf, size_t len, struct dl_pins *out)
+int dt_pins_parse(const char *buf, size_t len, struct dt_pins *out)
 {
-	struct dl_pin_owner *cur = NULL;
+	struct dt_pin_owner *cur = NULL;
 	size_t pos = 0, line = 0;
 	int ret;
 
@@ -157,12 +158,12 @@ int dl_pins_parse(const char *buf, size_t len, struct dl_pins *out)
 malformed:
 	ret = EINVAL;
 err:
-	dl_pins_free(out);
+	dt_pins_free(out);
 	out->err_line = line;
 	return ret;
 }
 
-void dl_pins_free(struct dl_pins *pins)
+void dt_pins_free(struct dt_pins *pins)
 {
 	size_t i, j;
 
@@ -179,55 +180,69 @@ void dl_pins_free(struct dl_pins *pins)
 	memset(pins, 0, sizeof(*pins));
 }
 
-int dl_pins_read(pid_t pid, struct dl_pins *out)
+int dt_read_file(const char *path, char **buf, size_t *len)
 {
-	char path[64];
-	char *buf = NULL, *nb;
-	size_t len = 0, cap = 0;
-	ssize_t n;
-	int fd, ret;
+	size_t cap = 4096, n = 0;
+	char *b = NULL, *nb;
+	ssize_t r;
+	int fd, err = 0;
 
-	memset(out, 0, sizeof(*out));
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/file_pins", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/file_pins");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
 	for (;;) {
-		if (cap - len < 4096) {
-			cap = cap ? cap * 2 : 8192;
-			if (cap > (64u << 20)) {
-				ret = EFBIG;
-				goto out;
+		if (!b || cap - n < 1024) {
+			if (b)
+				cap *= 2;
+			if (cap > DT_PINS_MAX_FILE) {
+				err = EFBIG;
+				break;
 			}
-			nb = realloc(buf, cap);
+			nb = realloc(b, cap);
 			if (!nb) {
-				ret = ENOMEM;
-				goto out;
+				err = ENOMEM;
+				break;
 			}
-			buf = nb;
+			b = nb;
 		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = errno;
-			goto out;
-		}
-		if (n == 0)
+		r = read(fd, b + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = errno;
 			break;
-		len += n;
+		}
+		if (!r)
+			break;
+		n += r;
 	}
-	ret = dl_pins_parse(buf, len, out);
-out:
-	free(buf);
 	close(fd);
+	if (err) {
+		free(b);
+		return err;
+	}
+	b[n] = 0;
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+int dt_pins_read(const char *path, struct dt_pins *out)
+{
+	size_t len;
+	char *buf;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = dt_read_file(path, &buf, &len);
+	if (ret)
+		return ret;
+	ret = dt_pins_parse(buf, len, out);
+	free(buf);
 	return ret;
 }
 
-size_t dl_pins_count(const struct dl_pins *pins, const char *path)
+size_t dt_pins_count(const struct dt_pins *pins, const char *path)
 {
 	size_t i, j, n = 0;
 
@@ -239,7 +254,7 @@ size_t dl_pins_count(const struct dl_pins *pins, const char *path)
 	return n;
 }
 
-size_t dl_pins_total(const struct dl_pins *pins)
+size_t dt_pins_total(const struct dt_pins *pins)
 {
 	size_t i, n = pins->nmm;
 

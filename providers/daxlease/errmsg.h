@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * The thread's last error: errno says what, the message read by
+ * ibv_dax_errmsg() says why and what to do.
+ */
+#ifndef DAXLEASE_ERRMSG_H
+#define DAXLEASE_ERRMSG_H
+
+#define DL_ERRMSG_MAX 512
+
+/*
+ * What a message tells a user whose kernel lacks the series: what to
+ * install and where to read on, never a path of the source tree.
+ */
+#define DL_KERNEL_REMEDY "package daxlease-kernel-patches, see daxlease(7)"
+
+/* Set errno = err and the thread-local message; returns -1. */
+int dl_err(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Same, returning NULL, for pointer-returning paths. */
+void *dl_err_null(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Keep errno and message across cleanup calls that may clobber them. */
+struct dl_err_save {
+	int err;
+	char msg[DL_ERRMSG_MAX];
+};
+void dl_err_save(struct dl_err_save *s);
+void dl_err_restore(const struct dl_err_save *s);
+
+#endif /* DAXLEASE_ERRMSG_H */

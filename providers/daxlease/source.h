@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * The file behind a DAX MR: opened or taken, classified, its range fitted.
+ */
+#ifndef DAXLEASE_SOURCE_H
+#define DAXLEASE_SOURCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <infiniband/verbs_dax.h>
+
+#include "devdax.h"
+#include "request.h"
+
+struct dl_source {
+	int fd;				/* ours, O_CLOEXEC */
+	enum ibv_dax_file_kind kind;
+	char *path;			/* for messages and query; malloc'd */
+	bool writable;			/* opened for write */
+	uint64_t size;			/* file or device size */
+	size_t align;			/* mapping alignment */
+	dev_t dev;			/* st_dev of the file */
+	ino_t ino;
+	struct dl_devdax devdax;	/* kind IBV_DAX_FILE_DEVDAX */
+	bool created;			/* IBV_DAX_MR_CREATE made the file */
+	bool extended;			/* ... or extended it */
+	uint64_t orig_size;		/* size before the extension */
+};
+
+/*
+ * Open (req->path) or take (req->fd) the source, classify it, align the
+ * request's mapping to it and fit the range: with IBV_DAX_MR_CREATE
+ * create or extend the file, else check it.  errno on failure:
+ *   ENOENT, ELOOP, EACCES, EROFS, ...  from open(2), passed through
+ *   EBADF       caller fd not open, or O_PATH
+ *   EACCES      write access requested on a read-only fd (or O_WRONLY fd)
+ *   EISDIR      a directory
+ *   ENODEV      fifo, socket, block device, char device other than dax
+ *   ERANGE      range past end of file or device (without CREATE)
+ *   EINVAL      devdax offset not aligned to the device alignment
+ */
+int dl_source_open(struct dl_request *req, struct dl_source *src);
+void dl_source_close(struct dl_source *src);
+/*
+ * Undo what IBV_DAX_MR_CREATE did to the file (unlink a file it created,
+ * shrink one it extended) when the registration fails later on.
+ */
+void dl_source_undo(struct dl_source *src);
+/*
+ * Classify an open fd, with size and (device DAX) alignment, no range
+ * checks; 0 or -1 with errno/message.
+ */
+int dl_source_classify(int fd, const char *path, struct dl_source *src);
+const char *dl_kind_name(enum ibv_dax_file_kind kind);
+
+#endif /* DAXLEASE_SOURCE_H */
