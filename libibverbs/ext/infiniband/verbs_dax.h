@@ -157,7 +157,9 @@ struct ibv_dax_caps {
  *   EBADF       path NULL and fd negative, not open or O_PATH
  *   EACCES      write access on a read-only fd, or an fd opened O_WRONLY;
  *               open(2) permission denied; layout lease refused because
- *               the caller neither owns the file nor has CAP_LEASE
+ *               the caller neither owns the file nor has CAP_LEASE; a
+ *               read-only FS-DAX registration through a read-only fd by a
+ *               caller who does not own the file
  *   EROFS       write access to a file on a read-only mount
  *   ENOENT, ELOOP, ENAMETOOLONG, ENOTDIR  from open(2)
  *   EISDIR      path is a directory
@@ -169,10 +171,13 @@ struct ibv_dax_caps {
  *   EAGAIN      the layout lease conflicts with another process's lease
  *               or open (the message names the pid when /proc/locks does)
  *   EPERM       the kernel refused the pin: lease not held
- *   EFAULT      read-only registration of a file opened read-only on a
- *               kernel that pins MRs for writing (Linux < 6.2: ib_umem_get
- *               uses FOLL_WRITE|FOLL_FORCE, refused on a read-only shared
- *               mapping); an O_RDWR fd (mapped read-write) avoids it
+ *   ENODATA     read-only registration of an FS-DAX hole or unwritten
+ *               extent (the daxlease kernel pins read-only MRs as they are)
+ *   EFAULT      read-only registration of a device-DAX or page-cache file
+ *               opened read-only on a kernel that pins MRs for writing
+ *               (Linux < 6.2: ib_umem_get uses FOLL_WRITE|FOLL_FORCE,
+ *               refused on a read-only shared mapping); an O_RDWR fd
+ *               (mapped read-write) avoids it
  *   ENOMEM, ENOSPC, EIO, ...  from libpmem2, fallocate or the driver
  * On failure nothing is left behind: no fd, mapping, lease or MR.
  */
