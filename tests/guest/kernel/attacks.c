@@ -2430,6 +2430,73 @@ out:
 	}
 }
 
+/* FS_IOC_SETFLAGS: set (on) or clear flag on path; 0 or errno */
+static int set_inode_flag(const char *path, int flag, bool on)
+{
+	int fd, flags, ret = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags))
+		ret = errno;
+	flags = on ? flags | flag : flags & ~flag;
+	if (!ret && ioctl(fd, FS_IOC_SETFLAGS, &flags))
+		ret = errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * The owner (root here) of an immutable or append-only file, holding its
+ * lease, registers it read-only: the pages would be pinned as they are,
+ * where a driver could write them, and nobody may write this file.
+ */
+static void readonly_unwritable(const struct kt_fs *fs, const char *base,
+				int flag, const char *what)
+{
+	const char *name = kt_name(base, fs);
+	const char *path = kt_path(fs, "i11f");
+	struct kt_raw_mr raw;
+	void *map = MAP_FAILED;
+	int fd = -1, ret;
+
+	ret = kt_make_file(path, KT_FILE_SIZE, 0x13);
+	if (!ret)
+		ret = set_inode_flag(path, flag, true);
+	if (!ret) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fcntl(fd, F_SETLEASE, LAYOUT_EXCL))
+			ret = errno;
+	}
+	if (!ret) {
+		map = mmap(NULL, KT_PIN_LEN, PROT_READ, MAP_SHARED, fd, 0);
+		if (map == MAP_FAILED)
+			ret = errno;
+	}
+	if (ret) {
+		dtest_fail(name, "%s file %s, O_RDONLY + lease + mmap: %s",
+			   what, path, strerror(ret));
+		goto out;
+	}
+	ret = kt_reg_mr_ioctl(&dev, map, KT_PIN_LEN, IBV_ACCESS_REMOTE_READ,
+			      fd, 0, &raw);
+	if (!ret)
+		kt_destroy_mr(&dev, raw.handle);
+	dtest_check(name, ret == EACCES,
+		    "root, owner and lease holder of the %s file %s, REMOTE_READ-only REG_MR (DAX_FD) of its O_RDONLY PROT_READ mapping: %s (want EACCES: nobody may write the file, so no pin that a driver could write through)",
+		    what, path, en(ret));
+out:
+	if (map != MAP_FAILED)
+		munmap(map, KT_PIN_LEN);
+	if (fd >= 0) {
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+		close(fd);
+	}
+	set_inode_flag(path, flag, false);
+	unlink(path);
+}
+
 static void t_i11_fs(const struct kt_fs *fs)
 {
 	const char *path = kt_path(fs, "i11");
@@ -2468,6 +2535,11 @@ static void t_i11_fs(const struct kt_fs *fs)
 	if (fd >= 0)
 		close(fd);
 	unlink(hole);
+
+	readonly_unwritable(fs, "i11_readonly_immutable_eacces",
+			    FS_IMMUTABLE_FL, "immutable");
+	readonly_unwritable(fs, "i11_readonly_append_only_eacces",
+			    FS_APPEND_FL, "append-only");
 }
 
 /* In a child as NOBODY: a read-only registration of a device it may read */
