@@ -92,7 +92,7 @@ static void lease_pin_err(const struct dl_mr *m, int err)
 		break;
 	case EACCES:
 		dl_err(EACCES,
-		       "read-only registration of %s needs a descriptor opened for writing or the file's ownership (the kernel pins read-only MRs of DAX files as they are)",
+		       "read-only registration of %s needs permission to write the file (the kernel pins read-only MRs of DAX files as they are): not immutable or append-only, on a writable mount",
 		       m->src.path);
 		break;
 	case EPROTONOSUPPORT:

@@ -158,8 +158,8 @@ struct ibv_dax_caps {
  *   EACCES      write access on a read-only fd, or an fd opened O_WRONLY;
  *               open(2) permission denied; layout lease refused because
  *               the caller neither owns the file nor has CAP_LEASE; a
- *               read-only FS-DAX registration through a read-only fd by a
- *               caller who does not own the file
+ *               read-only FS-DAX registration by a caller who may not
+ *               write the file
  *   EROFS       write access to a file on a read-only mount
  *   ENOENT, ELOOP, ENAMETOOLONG, ENOTDIR  from open(2)
  *   EISDIR      path is a directory
