@@ -255,6 +255,9 @@ static double rcloop_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static int rcloop_wait(struct rcloop *l, uint64_t wr_id, const char *what,
+		       size_t len, uint32_t rkey);
+
 static int rcloop_post(struct rcloop *l, enum ibv_wr_opcode op,
 		       const char *what, void *local, uint32_t lkey,
 		       uint64_t remote_addr, uint32_t rkey, size_t len)
@@ -276,15 +279,45 @@ static int rcloop_post(struct rcloop *l, enum ibv_wr_opcode op,
 		},
 	};
 	struct ibv_send_wr *bad;
-	struct ibv_wc wc;
-	double deadline;
-	int ret, n;
+	int ret;
 
 	if (!l || (!local && len) || len > UINT32_MAX)
 		return rcloop_err(EINVAL, "rcloop %s: bad arguments", what);
 	ret = ibv_post_send(l->qp[0], &wr, &bad);
 	if (ret)
 		return rcloop_err(ret, "ibv_post_send(%s, %zu bytes)", what, len);
+	return rcloop_wait(l, wr.wr_id, what, len, rkey);
+}
+
+int rcloop_bind_mw(struct rcloop *l, struct ibv_mw *mw, struct ibv_mr *mr,
+		   uint64_t addr, size_t len, unsigned int access)
+{
+	struct ibv_mw_bind bind = {
+		.send_flags = IBV_SEND_SIGNALED,
+		.bind_info = {
+			.mr = mr,
+			.addr = addr,
+			.length = len,
+			.mw_access_flags = access,
+		},
+	};
+	int ret;
+
+	if (!l || !mw || !mr)
+		return rcloop_err(EINVAL, "rcloop bind MW: bad arguments");
+	bind.wr_id = ++l->next_wr_id;
+	ret = ibv_bind_mw(l->qp[0], mw, &bind);
+	if (ret)
+		return rcloop_err(ret, "ibv_bind_mw: %s", strerror(ret));
+	return rcloop_wait(l, bind.wr_id, "bind MW", len, mr->rkey);
+}
+
+static int rcloop_wait(struct rcloop *l, uint64_t wr_id, const char *what,
+		       size_t len, uint32_t rkey)
+{
+	struct ibv_wc wc;
+	double deadline;
+	int n;
 
 	deadline = rcloop_now() + rcloop_timeout();
 	for (;;) {
@@ -298,7 +331,7 @@ static int rcloop_post(struct rcloop *l, enum ibv_wr_opcode op,
 						  what, len);
 			continue;
 		}
-		if (wc.wr_id != wr.wr_id)
+		if (wc.wr_id != wr_id)
 			continue;	/* flushed leftover of an older WR */
 		if (wc.status != IBV_WC_SUCCESS)
 			return rcloop_err(EIO, "%s of %zu bytes to rkey 0x%x completed with %s (%d)",

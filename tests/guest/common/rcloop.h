@@ -69,6 +69,14 @@ int rcloop_write(struct rcloop *l, void *local, uint32_t lkey,
 int rcloop_read(struct rcloop *l, void *local, uint32_t lkey,
 		uint64_t remote_addr, uint32_t rkey, size_t len);
 
+/*
+ * rcloop_bind_mw - bind the type 1 memory window @mw to [@addr, +@len) of
+ * @mr with @access through the requester QP, and wait for the completion.
+ * Returns 0 or -1 with errno, as rcloop_write().
+ */
+int rcloop_bind_mw(struct rcloop *l, struct ibv_mw *mw, struct ibv_mr *mr,
+		   uint64_t addr, size_t len, unsigned int access);
+
 /* rcloop_destroy - destroy the QPs and the CQ; NULL is a no-op. */
 void rcloop_destroy(struct rcloop *l);
 

@@ -22,7 +22,8 @@
  *  i6  a layout change racing new pins never hangs
  *  i7  a page that merely looks pinned (many vmsplice references) does not
  *      make truncate fail
- *  i8  closing the uverbs file releases the pins
+ *  i8  closing the uverbs file releases the pins; a failed destroy
+ *      keeps them
  *  i9  one registration over 10,000 VMAs stays bounded
  *  i10 a refused change leaves size and times alone; changes next to a
  *      pinned page succeed
@@ -1860,6 +1861,99 @@ out:
 	unlink(b);
 }
 
+/*
+ * A driver that fails to destroy an MR keeps its pages pinned: the pins
+ * must stay.  rxe refuses to deregister an MR with a bound memory window
+ * (IBA 10.6.7.2.6); the MR is destroyed once the window is gone.
+ */
+static void t_i8_failed_dereg(const struct kt_fs *fs)
+{
+	const char *name = kt_name("i8_failed_dereg_keeps_pins", fs);
+	const char *path = kt_path(fs, "i8c");
+	struct kt_raw_mr raw;
+	struct ibv_mw *mw = NULL;
+	struct ibv_mr fake;
+	char pins_failed[4096], pins_after[4096];
+	void *map = MAP_FAILED;
+	int fd = -1, ret, d1 = -1, t1 = -1, d2 = -1, t2 = -1, in1, in2;
+	bool registered = false;
+
+	ret = kt_make_file(path, KT_FILE_SIZE, 0x18);
+	if (!ret) {
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0 || fcntl(fd, F_SETLEASE, LAYOUT_EXCL))
+			ret = errno;
+	}
+	if (!ret) {
+		map = mmap(NULL, KT_PIN_LEN, PROT_READ | PROT_WRITE,
+			   MAP_SHARED, fd, 0);
+		ret = map == MAP_FAILED ? errno : 0;
+	}
+	if (!ret)
+		ret = kt_reg_mr_ioctl(&dev, map, KT_PIN_LEN,
+				      KT_ACCESS | IBV_ACCESS_MW_BIND, fd, 0,
+				      &raw);
+	registered = !ret;
+	if (!ret) {
+		mw = ibv_alloc_mw(dev.pd, IBV_MW_TYPE_1);
+		ret = mw ? 0 : (errno ? errno : EIO);
+	}
+	if (!ret && !dev.loop)
+		ret = ENODEV;
+	if (!ret) {
+		memset(&fake, 0, sizeof(fake));
+		fake.context = dev.ctx;
+		fake.pd = dev.pd;
+		fake.addr = map;
+		fake.length = KT_PIN_LEN;
+		fake.handle = raw.handle;
+		fake.lkey = raw.lkey;
+		fake.rkey = raw.rkey;
+		if (rcloop_bind_mw(dev.loop, mw, &fake, (uintptr_t)map, PAGE,
+				   IBV_ACCESS_REMOTE_READ))
+			ret = errno ? errno : EIO;
+	}
+	if (ret) {
+		dtest_fail(name, "not reached: MR with MW_BIND of %s and a bound type 1 window: %s (%s)",
+			   path, strerror(ret), rcloop_errmsg());
+		goto out;
+	}
+	/* the lease goes, so that only the pins can refuse the truncate */
+	fcntl(fd, F_SETLEASE, F_UNLCK);
+	d1 = kt_destroy_mr(&dev, raw.handle);
+	if (!d1)
+		registered = false;
+	own_pins(pins_failed, sizeof(pins_failed));
+	in1 = pins_naming(pins_failed, path);
+	t1 = kt_child_op(path, KT_OP_TRUNCATE, 0);
+
+	ibv_dealloc_mw(mw);
+	mw = NULL;
+	d2 = registered ? kt_destroy_mr(&dev, raw.handle) : -1;
+	if (!d2)
+		registered = false;
+	own_pins(pins_after, sizeof(pins_after));
+	in2 = pins_naming(pins_after, path);
+	t2 = kt_child_op(path, KT_OP_TRUNCATE, 0);
+	dtest_check(name, d1 == EINVAL && in1 == 1 && t1 == ETXTBSY &&
+			  d2 == 0 && in2 == 0 && t2 == 0,
+		    "MR of %s with a memory window bound, lease released: destroy %s (want EINVAL, the driver refuses), file_pins names it %d time(s) (want 1), truncate by another process %s (want ETXTBSY); window deallocated: destroy %s (want success), file_pins %d (want 0), truncate %s (want success)",
+		    path, en(d1), in1, kt_res_name(t1), en(d2), in2,
+		    kt_res_name(t2));
+out:
+	if (mw)
+		ibv_dealloc_mw(mw);
+	if (registered)
+		kt_destroy_mr(&dev, raw.handle);
+	if (map != MAP_FAILED)
+		munmap(map, KT_PIN_LEN);
+	if (fd >= 0) {
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+		close(fd);
+	}
+	unlink(path);
+}
+
 /* ---- rule 9: one registration over 10,000 VMAs ------------------------ */
 
 #define I9_VMAS 10000
@@ -2930,8 +3024,10 @@ int main(int argc, char **argv)
 		}
 		if (want("i7"))
 			t_i7(fs);
-		if (want("i8"))
+		if (want("i8")) {
 			t_i8(fs);
+			t_i8_failed_dereg(fs);
+		}
 		/* 10,000 VMAs take half a minute to set up: one shape each */
 		if (want("i9"))
 			t_i9(fs, strcmp(fs->name, "ext4") ? 1000 : 1);
