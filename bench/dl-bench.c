@@ -340,7 +340,7 @@ static void sample_dax(struct regset *rs, int c, const char *path,
 		      ibv_dax_errmsg());
 		return;
 	}
-	if (c == C_DAX_FSDAX && (ibv_query_dax_mr(mr, &qa) ||
+	if (c == C_DAX_FSDAX && (ibv_query_dax_mr(mr, &qa, sizeof(qa)) ||
 				 qa.strategy != IBV_DAX_MR_STRATEGY_LEASE_PIN))
 		s_err(&rs->reg[c][P_TOTAL],
 		      "fsdax MR strategy %d, not LEASE_PIN", qa.strategy);

@@ -18,7 +18,16 @@
 #ifndef DAXLEASE_INTERNAL_H
 #define DAXLEASE_INTERNAL_H
 
+#include <stddef.h>
+
 #define DL_EXPORT __attribute__((visibility("default")))
+
+/*
+ * Whether a caller's struct of inlen bytes (the inlen of a query
+ * function) reaches the end of field f of struct type T.
+ */
+#define DL_FIELD_AVAIL(T, f, inlen) \
+	(offsetof(T, f) + sizeof(((T *)0)->f) <= (inlen))
 
 /*
  * Stop points for the guest fault tests: in a build with
