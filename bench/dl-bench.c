@@ -217,7 +217,7 @@ static void emit(const struct rec *r, struct series *s, int needed)
 			json_num(f, "mbps", r->mbps);
 		if (s->err[0]) {
 			fprintf(f, ",\"error\":");
-			dtest_json_str(f, s->err);
+			dt_json_write_string(f, s->err);
 		}
 		fprintf(f, "}}\n");
 		fflush(f);

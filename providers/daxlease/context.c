@@ -171,10 +171,10 @@ DL_EXPORT int ibv_dax_query_caps(struct ibv_context *context,
 
 	if (!caps)
 		return dl_err(EINVAL, "caps is NULL");
-	if (!DL_FIELD_AVAIL(struct ibv_dax_caps, strategy_pagecache, inlen))
-		return dl_err(EINVAL,
-			      "inlen %u is smaller than struct ibv_dax_caps: pass sizeof(caps)",
-			      inlen);
+	if (dl_check_inlen(inlen, DL_FIELD_END(struct ibv_dax_caps,
+					       strategy_pagecache),
+			   "struct ibv_dax_caps"))
+		return -1;
 	c = dl_context_get(context);
 	if (!c)
 		return -1;

@@ -23,11 +23,10 @@
 #define DL_EXPORT __attribute__((visibility("default")))
 
 /*
- * Whether a caller's struct of inlen bytes (the inlen of a query
- * function) reaches the end of field f of struct type T.
+ * The size of struct T up to the end of its field f: with f the last
+ * field of the first version, the smallest inlen a query function takes.
  */
-#define DL_FIELD_AVAIL(T, f, inlen) \
-	(offsetof(T, f) + sizeof(((T *)0)->f) <= (inlen))
+#define DL_FIELD_END(T, f) (offsetof(T, f) + sizeof(((T *)0)->f))
 
 /*
  * Stop points for the guest fault tests: in a build with

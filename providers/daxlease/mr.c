@@ -361,10 +361,9 @@ DL_EXPORT int ibv_query_dax_mr(struct ibv_mr *mr,
 
 	if (!attr)
 		return dl_err(EINVAL, "attr is NULL");
-	if (!DL_FIELD_AVAIL(struct ibv_dax_mr_attr, length, inlen))
-		return dl_err(EINVAL,
-			      "inlen %u is smaller than struct ibv_dax_mr_attr: pass sizeof(attr)",
-			      inlen);
+	if (dl_check_inlen(inlen, DL_FIELD_END(struct ibv_dax_mr_attr, length),
+			   "struct ibv_dax_mr_attr"))
+		return -1;
 	m = dl_registry_lock(mr, false);
 	if (!m)
 		return not_ours(mr);
