@@ -49,30 +49,13 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 work=$(mktemp -d /tmp/daxlease-pkg.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-failed=0
-summary=()
+# shellcheck source=tests/lib/steps.sh
+. "$top/tests/lib/steps.sh"
+# steps_run -q: each step's output in its log, the tail shown on failure
+note() { steps_note "$1"; echo "== $1"; }
 
-note() { summary+=("$1"); echo "== $1"; }
-fail() { failed=1; note "FAIL $1"; }
-
-# step NAME LOG CMD...: run, keep the log, report
-step()
-{
-	local name=$1 log=$2 t0 rc=0
-	shift 2
-	t0=$(date +%s)
-	"$@" >"$log" 2>&1 || rc=$?
-	if [ "$rc" -eq 0 ]; then
-		note "ok   $name ($(( $(date +%s) - t0 )) s)"
-	else
-		fail "$name (exit $rc, $(( $(date +%s) - t0 )) s; log $log)"
-		tail -n 40 "$log" | sed 's/^/    /'
-	fi
-	return "$rc"
-}
-
-step check-version "$out/check-version.log" bash "$top/.ci/check-version.sh" ||
-	true
+steps_run -q check-version "$out/check-version.log" \
+	bash "$top/.ci/check-version.sh" || true
 
 # The tracked files as they are in the work tree (a fresh clone: HEAD).
 src=$work/src/$pkgname
@@ -97,12 +80,12 @@ if [ "$do_deb" = 1 ]; then
 			timeout "$tmo" dpkg-buildpackage -b -uc -us) || return 1
 		cp "$work"/*.deb "$work"/*.changes "$work"/*.buildinfo "$out/"
 	}
-	if step dpkg-buildpackage "$out/dpkg-buildpackage.log" build_deb; then
-		step lintian "$out/lintian.log" timeout 900 \
+	if steps_run -q dpkg-buildpackage "$out/dpkg-buildpackage.log" build_deb; then
+		steps_run -q lintian "$out/lintian.log" timeout 900 \
 			lintian --fail-on error --info "$out"/*.changes || true
 		for t in E W I; do
 			n=$(grep -c "^$t: " "$out/lintian.log" || true)
-			note "     lintian $t: $n"
+			note "  lintian $t: $n"
 		done
 		: >"$out/deb-contents.txt"
 		for d in "$out"/*.deb; do
@@ -116,9 +99,9 @@ if [ "$do_deb" = 1 ]; then
 		for d in "$out"/*.deb; do
 			dpkg -x "$d" "$root"
 		done
-		step consumer-on-debs "$out/consumer-debs.log" \
+		steps_run -q consumer-on-debs "$out/consumer-debs.log" \
 			bash "$top/tests/consumer/run.sh" --root "$root" || true
-		step tool-from-debs "$out/tool-debs.log" \
+		steps_run -q tool-from-debs "$out/tool-debs.log" \
 			env LD_LIBRARY_PATH="$(dirname "$(find "$root" -name libdaxlease.so.1 | head -n1)")" \
 			"$root/usr/bin/daxlease" --version || true
 	fi
@@ -139,7 +122,7 @@ if [ "$do_rpm" = 1 ]; then
 		ls "$work"/rpm/RPMS/*/*.rpm >/dev/null || return 1
 		find "$work/rpm/RPMS" -name '*.rpm' -exec cp {} "$out/" \;
 	}
-	if step rpmbuild "$out/rpmbuild.log" build_rpm; then
+	if steps_run -q rpmbuild "$out/rpmbuild.log" build_rpm; then
 		: >"$out/rpm-contents.txt"
 		for r in "$out"/*.rpm; do
 			{
@@ -152,13 +135,13 @@ if [ "$do_rpm" = 1 ]; then
 		for r in "$out"/*.rpm; do
 			(cd "$rroot" && rpm2cpio "$r" | cpio -idm --quiet)
 		done
-		step consumer-on-rpms "$out/consumer-rpms.log" \
+		steps_run -q consumer-on-rpms "$out/consumer-rpms.log" \
 			bash "$top/tests/consumer/run.sh" --root "$rroot" || true
 		if command -v rpmlint >/dev/null; then
-			step rpmlint "$out/rpmlint.log" timeout 600 \
+			steps_run -q rpmlint "$out/rpmlint.log" timeout 600 \
 				rpmlint "$out"/*.rpm || true
 		else
-			note "     rpmlint: not installed (Debian 12 has no rpmlint package)"
+			note "  rpmlint: not installed (Debian 12 has no rpmlint package)"
 		fi
 	fi
 fi
@@ -169,5 +152,4 @@ for p in "$out"/*.deb "$out"/*.rpm; do
 	[ -e "$p" ] && echo "  $(basename "$p")"
 done
 echo
-printf '%s\n' "${summary[@]}"
-exit "$failed"
+steps_summary packages "$out/summary.txt"

@@ -217,7 +217,7 @@ static void emit(const struct rec *r, struct series *s, int needed)
 			json_num(f, "mbps", r->mbps);
 		if (s->err[0]) {
 			fprintf(f, ",\"error\":");
-			dtest_json_str(f, s->err);
+			dt_json_write_string(f, s->err);
 		}
 		fprintf(f, "}}\n");
 		fflush(f);
@@ -340,7 +340,7 @@ static void sample_dax(struct regset *rs, int c, const char *path,
 		      ibv_dax_errmsg());
 		return;
 	}
-	if (c == C_DAX_FSDAX && (ibv_query_dax_mr(mr, &qa) ||
+	if (c == C_DAX_FSDAX && (ibv_query_dax_mr(mr, &qa, sizeof(qa)) ||
 				 qa.strategy != IBV_DAX_MR_STRATEGY_LEASE_PIN))
 		s_err(&rs->reg[c][P_TOTAL],
 		      "fsdax MR strategy %d, not LEASE_PIN", qa.strategy);

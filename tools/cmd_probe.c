@@ -65,7 +65,7 @@ static void probe_one(struct ibv_device *dev, struct probe_dev *p)
 		return;
 	}
 	memset(&p->caps, 0, sizeof(p->caps));
-	if (ibv_dax_query_caps(ctx, &p->caps)) {
+	if (ibv_dax_query_caps(ctx, &p->caps, sizeof(p->caps))) {
 		p->err = errno;
 		snprintf(p->errmsg, sizeof(p->errmsg), "%s",
 			 ibv_dax_errmsg());
@@ -112,10 +112,11 @@ static void print_json(const struct utsname *u, int lease, int lease_err,
 			dt_json_end(&j, '}');
 			continue;
 		}
-		dt_json_bool(&j, "layout_lease", p->caps.layout_lease);
-		dt_json_bool(&j, "ext_reg_mr", p->caps.ext_reg_mr);
-		dt_json_bool(&j, "odp", p->caps.odp);
-		dt_json_bool(&j, "flush", p->caps.flush);
+		dt_json_bool(&j, "layout_lease",
+			     !!(p->caps.cap_flags & IBV_DAX_CAP_LAYOUT_LEASE));
+		dt_json_bool(&j, "ext_reg_mr",
+			     !!(p->caps.cap_flags & IBV_DAX_CAP_EXT_REG_MR));
+		dt_json_bool(&j, "odp", !!(p->caps.cap_flags & IBV_DAX_CAP_ODP));
 		dt_json_obj_begin(&j, "strategy");
 		dt_json_str(&j, "fsdax", dl_strategy_name(p->caps.strategy_fsdax));
 		dt_json_str(&j, "devdax",
@@ -153,8 +154,8 @@ static void print_table(const struct utsname *u, int lease, int lease_err,
 		       dev_note ? dev_note : "");
 		return;
 	}
-	printf("devices:\n  %-12s %-5s %-10s %-4s %-5s %-10s %-7s %-9s %s\n",
-	       "DEVICE", "LEASE", "EXT_REG_MR", "ODP", "FLUSH", "FSDAX",
+	printf("devices:\n  %-12s %-5s %-10s %-4s %-10s %-7s %-9s %s\n",
+	       "DEVICE", "LEASE", "EXT_REG_MR", "ODP", "FSDAX",
 	       "DEVDAX", "PAGECACHE", "FSDAX+ALLOW_ODP");
 	for (i = 0; i < ndevs; i++) {
 		struct probe_dev *p = &devs[i];
@@ -164,10 +165,11 @@ static void print_table(const struct utsname *u, int lease, int lease_err,
 			       dt_errname(p->err), p->errmsg);
 			continue;
 		}
-		printf("  %-12s %-5s %-10s %-4s %-5s %-10s %-7s %-9s %s\n",
-		       p->name, yesno(p->caps.layout_lease),
-		       yesno(p->caps.ext_reg_mr), yesno(p->caps.odp),
-		       yesno(p->caps.flush),
+		printf("  %-12s %-5s %-10s %-4s %-10s %-7s %-9s %s\n",
+		       p->name,
+		       yesno(!!(p->caps.cap_flags & IBV_DAX_CAP_LAYOUT_LEASE)),
+		       yesno(!!(p->caps.cap_flags & IBV_DAX_CAP_EXT_REG_MR)),
+		       yesno(!!(p->caps.cap_flags & IBV_DAX_CAP_ODP)),
 		       dl_strategy_name(p->caps.strategy_fsdax),
 		       dl_strategy_name(p->caps.strategy_devdax),
 		       dl_strategy_name(p->caps.strategy_pagecache),

@@ -378,7 +378,7 @@ int dt_cmd_reg(int argc, char **argv)
 			 dt_errname(err));
 		goto err_pd;
 	}
-	if (ibv_query_dax_mr(mr, &attr)) {
+	if (ibv_query_dax_mr(mr, &attr, sizeof(attr))) {
 		err = errno;
 		dt_error("reg", "ibv_query_dax_mr: %s", ibv_dax_errmsg());
 		goto err_mr;

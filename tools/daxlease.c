@@ -18,13 +18,20 @@
 
 const char *dt_prog = "daxlease";
 
+/* "daxlease: CMD: message" without the newline */
+static void __attribute__((format(printf, 2, 0)))
+vmessage(const char *cmd, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: %s%s", dt_prog, cmd ? cmd : "", cmd ? ": " : "");
+	vfprintf(stderr, fmt, ap);
+}
+
 void dt_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: %s%s", dt_prog, cmd ? cmd : "", cmd ? ": " : "");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(cmd, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
@@ -33,9 +40,8 @@ int dt_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: %s%s", dt_prog, cmd ? cmd : "", cmd ? ": " : "");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(cmd, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s %s%s--help'.\n", dt_prog,
 		cmd ? cmd : "", cmd ? " " : "");

@@ -63,8 +63,8 @@ void dt_json_bool(struct dt_json *j, const char *key, bool val);
 void dt_json_null(struct dt_json *j, const char *key);
 /* Close the top level value with a newline. */
 void dt_json_finish(struct dt_json *j);
-/* Write s as a JSON string literal (quotes and escapes). */
-void dt_json_write_string(FILE *f, const char *s);
+/* dt_json_write_string(): s as a JSON string literal */
+#include "json_string.h"
 
 /* subcommands ----------------------------------------------------------- */
 

@@ -54,22 +54,18 @@ done
 case "$vm_timeout" in ''|*[!0-9]*) echo "demo.sh: bad --timeout" >&2; exit 2 ;; esac
 
 mkdir -p "$out"
-phases=()
 t_start=$(date +%s)
+# shellcheck source=tests/lib/steps.sh
+. "$top/tests/lib/steps.sh"
 
-# phase NAME CMD...: run, time and record one host phase.
+# phase NAME CMD...: run, time and record one host phase (in this shell:
+# build_kernel sets bzimage)
 phase()
 {
-	local name=$1 t0 rc=0
+	local name=$1
 
 	shift
-	echo "######## demo: $name"
-	t0=$(date +%s)
-	"$@" || rc=$?
-	phases+=("$(printf '%-8s %s %5ss' "$name" \
-		"$([ "$rc" = 0 ] && echo PASS || echo FAIL)" \
-		$(( $(date +%s) - t0 )))")
-	return "$rc"
+	steps_run "demo: $name" - "$@"
 }
 
 summary()
@@ -97,8 +93,7 @@ PY
 	else
 		echo "  no results: $out/results.jsonl is missing"
 	fi
-	echo "host phases:"
-	printf '  %s\n' "${phases[@]}"
+	steps_summary "host phases" "$out/phases.txt" || true
 	echo "total $(( $(date +%s) - t_start ))s; logs in $out"
 }
 

@@ -145,16 +145,16 @@ void dl_caps_probe(struct ibv_context *context, struct ibv_dax_caps *caps,
 
 	memset(caps, 0, sizeof(*caps));
 	*driver_id = 0;
-	caps->layout_lease = dl_lease_supported(NULL);
-	if (!dl_caps_find_driver_id(context->cmd_fd, driver_id))
-		caps->ext_reg_mr =
-			dl_caps_probe_reg_mr(context->cmd_fd, *driver_id) == 1;
+	if (dl_lease_supported(NULL))
+		caps->cap_flags |= IBV_DAX_CAP_LAYOUT_LEASE;
+	if (!dl_caps_find_driver_id(context->cmd_fd, driver_id) &&
+	    dl_caps_probe_reg_mr(context->cmd_fd, *driver_id) == 1)
+		caps->cap_flags |= IBV_DAX_CAP_EXT_REG_MR;
 
-	if (ibv_query_device_ex(context, NULL, &dattr) == 0)
-		caps->odp =
-			(dattr.odp_caps.general_caps & IBV_ODP_SUPPORT) &&
-			(dattr.odp_caps.per_transport_caps.rc_odp_caps & need) ==
-				need;
+	if (ibv_query_device_ex(context, NULL, &dattr) == 0 &&
+	    (dattr.odp_caps.general_caps & IBV_ODP_SUPPORT) &&
+	    (dattr.odp_caps.per_transport_caps.rc_odp_caps & need) == need)
+		caps->cap_flags |= IBV_DAX_CAP_ODP;
 
 	caps->strategy_devdax = IBV_DAX_MR_STRATEGY_PLAIN;
 	caps->strategy_pagecache = IBV_DAX_MR_STRATEGY_PLAIN;

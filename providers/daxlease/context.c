@@ -165,19 +165,23 @@ bool dl_context_alive(struct dl_context *ctx)
 }
 
 DL_EXPORT int ibv_dax_query_caps(struct ibv_context *context,
-				 struct ibv_dax_caps *caps)
+				 struct ibv_dax_caps *caps, uint32_t inlen)
 {
 	struct dl_context *c;
 
 	if (!caps)
 		return dl_err(EINVAL, "caps is NULL");
-	if (caps->comp_mask)
-		return dl_err(EOPNOTSUPP,
-			      "unknown comp_mask 0x%llx in struct ibv_dax_caps: pass 0",
-			      (unsigned long long)caps->comp_mask);
+	if (dl_check_inlen(inlen, DL_FIELD_END(struct ibv_dax_caps,
+					       strategy_pagecache),
+			   "struct ibv_dax_caps"))
+		return -1;
 	c = dl_context_get(context);
 	if (!c)
 		return -1;
-	*caps = c->caps;
+	memset(caps, 0, inlen);
+	caps->cap_flags = c->caps.cap_flags;
+	caps->strategy_fsdax = c->caps.strategy_fsdax;
+	caps->strategy_devdax = c->caps.strategy_devdax;
+	caps->strategy_pagecache = c->caps.strategy_pagecache;
 	return 0;
 }

@@ -18,7 +18,15 @@
 #ifndef DAXLEASE_INTERNAL_H
 #define DAXLEASE_INTERNAL_H
 
+#include <stddef.h>
+
 #define DL_EXPORT __attribute__((visibility("default")))
+
+/*
+ * The size of struct T up to the end of its field f: with f the last
+ * field of the first version, the smallest inlen a query function takes.
+ */
+#define DL_FIELD_END(T, f) (offsetof(T, f) + sizeof(((T *)0)->f))
 
 /*
  * Stop points for the guest fault tests: in a build with

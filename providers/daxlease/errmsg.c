@@ -58,3 +58,12 @@ void dl_err_restore(const struct dl_err_save *s)
 	memcpy(dl_msg, s->msg, sizeof(dl_msg));
 	errno = s->err;
 }
+
+int dl_check_inlen(uint32_t inlen, size_t first, const char *type)
+{
+	if (inlen >= first)
+		return 0;
+	return dl_err(EINVAL,
+		      "inlen %u is smaller than %s (%zu bytes): pass the size of the struct",
+		      inlen, type, first);
+}

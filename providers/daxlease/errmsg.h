@@ -6,6 +6,9 @@
 #ifndef DAXLEASE_ERRMSG_H
 #define DAXLEASE_ERRMSG_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #define DL_ERRMSG_MAX 512
 
 /*
@@ -27,6 +30,11 @@ struct dl_err_save {
 	char msg[DL_ERRMSG_MAX];
 };
 void dl_err_save(struct dl_err_save *s);
+/*
+ * 0 if the caller's struct (inlen bytes) holds the first version of the
+ * struct named type (first bytes); else -1, errno EINVAL and a message.
+ */
+int dl_check_inlen(uint32_t inlen, size_t first, const char *type);
 void dl_err_restore(const struct dl_err_save *s);
 
 #endif /* DAXLEASE_ERRMSG_H */

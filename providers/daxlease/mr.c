@@ -355,19 +355,19 @@ DL_EXPORT int ibv_dereg_dax_mr(struct ibv_mr *mr)
 }
 
 DL_EXPORT int ibv_query_dax_mr(struct ibv_mr *mr,
-			       struct ibv_dax_mr_attr *attr)
+			       struct ibv_dax_mr_attr *attr, uint32_t inlen)
 {
 	struct dl_mr *m;
 
 	if (!attr)
 		return dl_err(EINVAL, "attr is NULL");
-	if (attr->comp_mask)
-		return dl_err(EOPNOTSUPP,
-			      "unknown comp_mask 0x%llx in struct ibv_dax_mr_attr: pass 0",
-			      (unsigned long long)attr->comp_mask);
+	if (dl_check_inlen(inlen, DL_FIELD_END(struct ibv_dax_mr_attr, length),
+			   "struct ibv_dax_mr_attr"))
+		return -1;
 	m = dl_registry_lock(mr, false);
 	if (!m)
 		return not_ours(mr);
+	memset(attr, 0, inlen);
 	attr->kind = m->src.kind;
 	attr->strategy = m->strategy;
 	attr->granularity = dl_map_granularity(&m->map);

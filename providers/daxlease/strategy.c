@@ -5,6 +5,7 @@
  * table.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "errmsg.h"
@@ -28,6 +29,9 @@ int dl_strategy_choose(enum ibv_dax_file_kind kind, uint32_t flags,
 		       const struct ibv_dax_caps *caps,
 		       enum ibv_dax_mr_strategy *out, char *msg, size_t msglen)
 {
+	bool lease = caps->cap_flags & IBV_DAX_CAP_LAYOUT_LEASE;
+	bool ext = caps->cap_flags & IBV_DAX_CAP_EXT_REG_MR;
+	bool odp = caps->cap_flags & IBV_DAX_CAP_ODP;
 	const char *missing;
 
 	*out = IBV_DAX_MR_STRATEGY_NONE;
@@ -56,19 +60,19 @@ int dl_strategy_choose(enum ibv_dax_file_kind kind, uint32_t flags,
 		return ENODEV;
 	}
 
-	if (caps->layout_lease && caps->ext_reg_mr) {
+	if (lease && ext) {
 		*out = IBV_DAX_MR_STRATEGY_LEASE_PIN;
 		return 0;
 	}
-	if ((flags & IBV_DAX_MR_ALLOW_ODP) && caps->odp &&
+	if ((flags & IBV_DAX_MR_ALLOW_ODP) && odp &&
 	    !(flags & IBV_DAX_MR_NO_FALLBACK)) {
 		*out = IBV_DAX_MR_STRATEGY_ODP;
 		return 0;
 	}
 
-	if (!caps->layout_lease && !caps->ext_reg_mr)
+	if (!lease && !ext)
 		missing = "the F_LAYOUT|F_EXCLUSIVE layout lease and the extended uverbs REG_MR";
-	else if (!caps->layout_lease)
+	else if (!lease)
 		missing = "the F_LAYOUT|F_EXCLUSIVE layout lease";
 	else
 		missing = "the extended uverbs REG_MR method";
@@ -76,8 +80,8 @@ int dl_strategy_choose(enum ibv_dax_file_kind kind, uint32_t flags,
 		snprintf(msg, msglen,
 			 "FS-DAX long-term pin needs kernel support for %s (boot a kernel built with the daxlease series: " DL_KERNEL_REMEDY ")%s",
 			 missing,
-			 caps->odp && !(flags & IBV_DAX_MR_NO_FALLBACK) ?
+			 odp && !(flags & IBV_DAX_MR_NO_FALLBACK) ?
 				 "; or set IBV_DAX_MR_ALLOW_ODP, the device has ODP" :
-				 caps->odp ? "" : "; the device has no ODP to fall back to");
+				 odp ? "" : "; the device has no ODP to fall back to");
 	return EOPNOTSUPP;
 }

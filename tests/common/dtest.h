@@ -23,6 +23,9 @@
 #include <string.h>
 #include <time.h>
 
+/* the JSON string escaping of the tool, by its path: one copy */
+#include "../../tools/json_string.h"
+
 struct dtest_state {
 	const char *suite;
 	FILE *out;
@@ -32,22 +35,6 @@ struct dtest_state {
 
 static struct dtest_state dtest;
 
-static inline void dtest_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static inline void dtest_begin(const char *suite)
 {
 	const char *path = getenv("DAXLEASE_RESULTS");
@@ -56,7 +43,7 @@ static inline void dtest_begin(const char *suite)
 	dtest.out = path && *path ? fopen(path, "a") : NULL;
 	if (dtest.out) {
 		fprintf(dtest.out, "{\"suite\":");
-		dtest_json_str(dtest.out, suite);
+		dt_json_write_string(dtest.out, suite);
 		fprintf(dtest.out, ",\"event\":\"start\"}\n");
 		fflush(dtest.out);
 	}
@@ -86,11 +73,11 @@ dtest_vresult(const char *name, const char *result, const char *fmt,
 	       (t1.tv_nsec - dtest.t0.tv_nsec) / 1e9;
 	if (dtest.out) {
 		fprintf(dtest.out, "{\"suite\":");
-		dtest_json_str(dtest.out, dtest.suite);
+		dt_json_write_string(dtest.out, dtest.suite);
 		fprintf(dtest.out, ",\"test\":");
-		dtest_json_str(dtest.out, name);
+		dt_json_write_string(dtest.out, name);
 		fprintf(dtest.out, ",\"result\":\"%s\",\"reason\":", result);
-		dtest_json_str(dtest.out, reason);
+		dt_json_write_string(dtest.out, reason);
 		fprintf(dtest.out, ",\"seconds\":%.3f}\n", secs);
 		fflush(dtest.out);
 	}
@@ -140,7 +127,7 @@ static inline int dtest_end(void)
 			   dtest.skip);
 	if (dtest.out) {
 		fprintf(dtest.out, "{\"suite\":");
-		dtest_json_str(dtest.out, dtest.suite);
+		dt_json_write_string(dtest.out, dtest.suite);
 		fprintf(dtest.out,
 			",\"event\":\"end\",\"pass\":%d,\"fail\":%d,\"skip\":%d}\n",
 			dtest.pass, dtest.fail, dtest.skip);

@@ -19,6 +19,9 @@ IBV_DAX_MR_RELEASE_LEASE = 1 << 0
 IBV_DAX_MR_ALLOW_ODP = 1 << 1
 IBV_DAX_MR_NO_FALLBACK = 1 << 2
 IBV_DAX_MR_CREATE = 1 << 3
+IBV_DAX_CAP_LAYOUT_LEASE = 1 << 0
+IBV_DAX_CAP_EXT_REG_MR = 1 << 1
+IBV_DAX_CAP_ODP = 1 << 2
 
 FILE_UNKNOWN, FILE_FSDAX, FILE_DEVDAX, FILE_PAGECACHE = 0, 1, 2, 3
 STRATEGY_NONE, STRATEGY_LEASE_PIN, STRATEGY_PLAIN, STRATEGY_ODP = 0, 1, 2, 3
@@ -48,10 +51,7 @@ class MrAttr(ctypes.Structure):
 
 class Caps(ctypes.Structure):
     _fields_ = [("comp_mask", ctypes.c_uint64),
-                ("layout_lease", ctypes.c_int),
-                ("ext_reg_mr", ctypes.c_int),
-                ("odp", ctypes.c_int),
-                ("flush", ctypes.c_int),
+                ("cap_flags", ctypes.c_uint64),
                 ("strategy_fsdax", ctypes.c_int),
                 ("strategy_devdax", ctypes.c_int),
                 ("strategy_pagecache", ctypes.c_int)]
@@ -93,12 +93,14 @@ class Daxlease:
         lib.ibv_reg_dax_mr.argtypes = [ctypes.c_void_p,
                                        ctypes.POINTER(InitAttr)]
         lib.ibv_dereg_dax_mr.argtypes = [MrP]
-        lib.ibv_query_dax_mr.argtypes = [MrP, ctypes.POINTER(MrAttr)]
+        lib.ibv_query_dax_mr.argtypes = [MrP, ctypes.POINTER(MrAttr),
+                                         ctypes.c_uint32]
         lib.ibv_dax_mr_persist.argtypes = [MrP, ctypes.c_uint64,
                                            ctypes.c_size_t]
         lib.ibv_dax_mr_release_lease.argtypes = [MrP]
         lib.ibv_dax_query_caps.argtypes = [ctypes.c_void_p,
-                                           ctypes.POINTER(Caps)]
+                                           ctypes.POINTER(Caps),
+                                           ctypes.c_uint32]
         lib.ibv_dax_errmsg.restype = ctypes.c_char_p
         lib.ibv_dax_errmsg.argtypes = []
         self.lib = lib
@@ -131,7 +133,8 @@ class Daxlease:
 
     def query(self, mr):
         attr = MrAttr()
-        if self.lib.ibv_query_dax_mr(mr, ctypes.byref(attr)):
+        if self.lib.ibv_query_dax_mr(mr, ctypes.byref(attr),
+                                     ctypes.sizeof(attr)):
             self._fail("ibv_query_dax_mr")
         return attr
 
@@ -147,7 +150,8 @@ class Daxlease:
     def caps(self, ctx_ptr):
         caps = Caps()
         if self.lib.ibv_dax_query_caps(ctypes.c_void_p(ctx_ptr),
-                                       ctypes.byref(caps)):
+                                       ctypes.byref(caps),
+                                       ctypes.sizeof(caps)):
             self._fail("ibv_dax_query_caps")
         return caps
 

@@ -2,6 +2,9 @@
 # Shared by the tests/reliability scripts (sourced, not run).
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 rel_build_root=${DAXLEASE_REL_BUILD:-$top/build/reliability}
+# the sanitizer and valgrind options (DL_*_OPTIONS, DL_MEMCHECK)
+# shellcheck source=tests/lib/checkers.sh
+. "$top/tests/lib/checkers.sh"
 
 # rel_configure DIR [cmake args...]: configure and build the tree in DIR
 rel_configure()

@@ -47,8 +47,8 @@ targets=$(cd "$top/tests/fuzz" && ls fuzz_*.c | sed 's/\.c$//')
 # shellcheck disable=SC2086
 rel_build "$dir" --target $targets
 
-export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export ASAN_OPTIONS=$DL_ASAN_OPTIONS
+export UBSAN_OPTIONS=$DL_UBSAN_OPTIONS
 rc=0
 summary=()
 for t in $targets; do

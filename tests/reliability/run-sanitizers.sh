@@ -60,8 +60,8 @@ rel_build "$dir"
 
 # every program that loads libdaxlease.so is built with the sanitizers
 # (the consumer-install test's too), so the ASan runtime comes first
-export ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:halt_on_error=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export ASAN_OPTIONS=$DL_ASAN_OPTIONS_STRICT
+export UBSAN_OPTIONS=$DL_UBSAN_OPTIONS
 log=$dir/ctest.log
 rc=0
 timeout 3000 ctest --test-dir "$dir" --output-on-failure --timeout "$per_test" \

@@ -37,7 +37,7 @@ rel_configure "$dir" -DENABLE_TSAN=ON
 rel_build "$dir" --target threads_host threads_rxe badinput
 
 # exitcode: a report makes the process fail even if the test passed
-export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 history_size=4"
+export TSAN_OPTIONS=$DL_TSAN_OPTIONS
 log=$dir/tsan.log
 exe=$(rel_test_commands "$dir" | awk -F'\t' '$1 == "threads_host" { print $2 }')
 [ -x "$exe" ] || { echo "run-tsan: threads_host not built" >&2; exit 1; }

@@ -34,7 +34,6 @@ mkdir -p "$dir"
 rel_configure "$dir" -DCMAKE_C_FLAGS="-O1 -g" -DDAXLEASE_GUEST_SANITIZED=OFF
 rel_build "$dir"
 
-supp=$top/tests/reliability/valgrind.supp
 logdir=$dir/valgrind-logs
 mkdir -p "$logdir"
 # tests/unit compare total mapping counts, which memcheck's heap changes
@@ -44,11 +43,7 @@ n=0
 while IFS=$'\t' read -r name exe args; do
 	n=$((n + 1))
 	# shellcheck disable=SC2086
-	if (cd "$dir" && timeout "$per_test" valgrind --tool=memcheck \
-		--error-exitcode=99 --leak-check=full \
-		--errors-for-leak-kinds=definite,indirect \
-		--show-leak-kinds=definite,indirect --track-origins=yes \
-		--child-silent-after-fork=yes --suppressions="$supp" \
+	if (cd "$dir" && timeout "$per_test" "${DL_MEMCHECK[@]}" --track-origins=yes \
 		--log-file="$logdir/$name.log" "$exe" $args \
 		>"$logdir/$name.out" 2>&1); then
 		errs=$(grep -o 'ERROR SUMMARY: [0-9]*' "$logdir/$name.log" | tail -1)

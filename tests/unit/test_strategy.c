@@ -14,7 +14,9 @@ static int choose(enum ibv_dax_file_kind kind, uint32_t flags, int lease,
 		  int ext, int odp, enum ibv_dax_mr_strategy *s, char *msg)
 {
 	struct ibv_dax_caps caps = {
-		.layout_lease = lease, .ext_reg_mr = ext, .odp = odp,
+		.cap_flags = (lease ? IBV_DAX_CAP_LAYOUT_LEASE : 0) |
+			     (ext ? IBV_DAX_CAP_EXT_REG_MR : 0) |
+			     (odp ? IBV_DAX_CAP_ODP : 0),
 	};
 
 	return dl_strategy_choose(kind, flags, &caps, s, msg, DL_ERRMSG_MAX);

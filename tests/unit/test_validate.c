@@ -6,6 +6,7 @@
  * access, so a pd without a context is enough to reach it.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <infiniband/verbs_dax.h>
@@ -124,14 +125,25 @@ int main(void)
 	dtest_check("api/null-attr", !mr && errno == EINVAL,
 		    "errno %d: %s", errno, ibv_dax_errmsg());
 
-	ret = ibv_dax_query_caps(NULL, &caps);
+	ret = ibv_dax_query_caps(NULL, &caps, sizeof(caps));
 	dtest_check("caps/null-context", ret == -1 && errno == EINVAL,
 		    "ret %d errno %d", ret, errno);
+	/* comp_mask is an output: an input value is not looked at */
 	caps.comp_mask = 1;
-	ret = ibv_dax_query_caps(NULL, &caps);
-	dtest_check("caps/comp-mask", ret == -1 && errno == EOPNOTSUPP,
-		    "ret %d errno %d", ret, errno);
-	ret = ibv_dax_query_caps(NULL, NULL);
+	ret = ibv_dax_query_caps(NULL, &caps, sizeof(caps));
+	dtest_check("caps/comp-mask-is-output",
+		    ret == -1 && errno == EINVAL && caps.comp_mask == 1 &&
+			    strstr(ibv_dax_errmsg(), "context"),
+		    "ret %d errno %d: %s", ret, errno, ibv_dax_errmsg());
+	/* shorter than the first version of the struct */
+	ret = ibv_dax_query_caps(NULL, &caps,
+				 offsetof(struct ibv_dax_caps,
+					  strategy_pagecache));
+	dtest_check("caps/inlen-short",
+		    ret == -1 && errno == EINVAL &&
+			    strstr(ibv_dax_errmsg(), "inlen"),
+		    "ret %d errno %d: %s", ret, errno, ibv_dax_errmsg());
+	ret = ibv_dax_query_caps(NULL, NULL, sizeof(caps));
 	dtest_check("caps/null-caps", ret == -1 && errno == EINVAL,
 		    "ret %d errno %d", ret, errno);
 

@@ -109,7 +109,7 @@ static struct ibv_mr *register_file(struct ibv_pd *pd,
 			opts->path, strerror(errno), ibv_dax_errmsg());
 		return NULL;
 	}
-	if (ibv_query_dax_mr(mr, &info)) {
+	if (ibv_query_dax_mr(mr, &info, sizeof(info))) {
 		fprintf(stderr, PROG ": ibv_query_dax_mr: %s: %s\n",
 			strerror(errno), ibv_dax_errmsg());
 		ibv_dereg_dax_mr(mr);

@@ -3,7 +3,7 @@
  * daxlease: register persistent-memory (DAX) files for RDMA safely.
  *
  * ibv_reg_dax_mr() opens (or takes) a pmem file, maps the requested range
- * with libpmem2, takes an exclusive layout lease on FS-DAX files, and
+ * with mmap(2), takes an exclusive layout lease on FS-DAX files, and
  * registers the mapping on a protection domain.  The returned struct ibv_mr
  * is usable in any work request; it must be released with
  * ibv_dereg_dax_mr(), never with ibv_dereg_mr().
@@ -13,6 +13,12 @@
  * reason readable with ibv_dax_errmsg().  ibv_dereg_dax_mr() returns 0 or
  * an errno value, as ibv_dereg_mr() does (and sets errno and the reason
  * too).
+ *
+ * The query functions take the size of the caller's struct (inlen, as
+ * rdma-core's efadv_query_mr()): they fill what fits and zero the rest of
+ * a larger struct, and fail with EINVAL if inlen is smaller than the first
+ * version of the struct.  comp_mask is an output: the optional fields
+ * filled (none yet).
  */
 #ifndef INFINIBAND_VERBS_DAX_H
 #define INFINIBAND_VERBS_DAX_H
@@ -84,7 +90,7 @@ enum ibv_dax_mr_strategy {
 	IBV_DAX_MR_STRATEGY_ODP = 3,
 };
 
-/* How stores to the mapping are made persistent (libpmem2 granularity) */
+/* How stores to the mapping are made persistent */
 enum ibv_dax_persist_granularity {
 	IBV_DAX_GRAN_BYTE = 1,		/* eADR: visible is persistent */
 	IBV_DAX_GRAN_CACHE_LINE = 2,	/* cache flush needed */
@@ -92,7 +98,7 @@ enum ibv_dax_persist_granularity {
 };
 
 struct ibv_dax_mr_attr {
-	uint64_t comp_mask;		/* in: 0; reserved */
+	uint64_t comp_mask;		/* out: 0; no optional fields yet */
 	enum ibv_dax_file_kind kind;
 	enum ibv_dax_mr_strategy strategy;
 	enum ibv_dax_persist_granularity granularity;
@@ -103,14 +109,17 @@ struct ibv_dax_mr_attr {
 	size_t length;
 };
 
+/* Bits of struct ibv_dax_caps.cap_flags */
+enum ibv_dax_cap_flags {
+	IBV_DAX_CAP_LAYOUT_LEASE = 1 << 0, /* kernel takes F_LAYOUT|F_EXCLUSIVE */
+	IBV_DAX_CAP_EXT_REG_MR = 1 << 1,   /* kernel has the extended REG_MR */
+	IBV_DAX_CAP_ODP = 1 << 2,	   /* device: ODP with RC read, write */
+};
+
 /* Capabilities found by probing a context; see ibv_dax_query_caps() */
 struct ibv_dax_caps {
-	uint64_t comp_mask;		/* in: 0; reserved */
-	int layout_lease;		/* kernel takes F_LAYOUT | F_EXCLUSIVE */
-	int ext_reg_mr;			/* kernel has the extended REG_MR */
-	int odp;			/* device: ODP with RC read and write */
-	int flush;			/* RDMA FLUSH: always 0, rdma-core 44
-					 * has no FLUSH verbs */
+	uint64_t comp_mask;		/* out: 0; no optional fields yet */
+	uint64_t cap_flags;		/* IBV_DAX_CAP_* */
 	/* strategy each kind gets with flags == 0 (NONE: would fail) */
 	enum ibv_dax_mr_strategy strategy_fsdax;
 	enum ibv_dax_mr_strategy strategy_devdax;
@@ -118,134 +127,32 @@ struct ibv_dax_caps {
 };
 
 /*
- * ibv_reg_dax_mr - map a range of a pmem file or device-DAX device and
- * register it on @pd.
- *
- * The source is attr->path (opened O_RDWR when access has
- * IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE or REMOTE_ATOMIC or with
- * IBV_DAX_MR_CREATE, else O_RDONLY; O_CLOEXEC|O_NONBLOCK, so an open that
- * would break another process's lease fails at once with EAGAIN) or, when
- * path is NULL, attr->fd (reopened through /proc/self/fd with its access
- * mode so that every MR has its own open file description; the caller's
- * fd is never closed).  The mapping is shared, read-write if the file was
- * opened read-write, else read-only.
- * The lease-pin MRs of one file in a process share one exclusive layout
- * lease, taken by the first and released with the last reference (MR
- * deregistered or its lease released): one lease line in /proc/locks
- * however many MRs, and the N-th registration costs what the first does.
- * mr->addr is the mapping of attr->offset (the mapping itself starts at the
- * offset rounded down to the source alignment); mr->length = attr->length.
- * Strategy (query with ibv_query_dax_mr()):
- *   FS-DAX file: exclusive layout lease + extended REG_MR when the kernel
- *     has both; else ODP with IBV_DAX_MR_ALLOW_ODP on a device with ODP;
- *     else EOPNOTSUPP.
- *   device DAX, page-cache file: plain ibv_reg_mr (page cache is refused
- *     with IBV_DAX_MR_NO_FALLBACK).
- * Returns the MR, or NULL with errno:
- *   EINVAL      pd or attr NULL; length 0; flags/iova set without their
- *               comp_mask bit; IBV_DAX_MR_ALLOW_ODP with NO_FALLBACK;
- *               unknown IBV_ACCESS_* bits or IBV_ACCESS_ON_DEMAND (the
- *               library chooses ODP); REMOTE_WRITE/ATOMIC without
- *               LOCAL_WRITE; devdax offset not aligned to the device
- *               alignment (message names it); kernel without F_LAYOUT
- *               while the probe said otherwise
- *   EOPNOTSUPP  unknown comp_mask or IBV_DAX_MR_* bits; FS-DAX on a kernel
- *               without the layout-lease series and no usable ODP (the
- *               message names the missing support); page cache with
- *               IBV_DAX_MR_NO_FALLBACK
- *   EOVERFLOW   offset + length wraps or passes the largest file offset
- *   EBADF       path NULL and fd negative, not open or O_PATH
- *   EACCES      write access on a read-only fd, or an fd opened O_WRONLY;
- *               open(2) permission denied; layout lease refused because
- *               the caller neither owns the file nor has CAP_LEASE; a
- *               read-only FS-DAX registration by a caller who may not
- *               write the file
- *   EROFS       write access to a file on a read-only mount
- *   ENOENT, ELOOP, ENAMETOOLONG, ENOTDIR  from open(2)
- *   EISDIR      path is a directory
- *   ENODEV      fifo, socket, block device or a character device that is
- *               not device DAX (e.g. /dev/null)
- *   ERANGE      [offset, offset + length), rounded up to the mapping
- *               alignment, passes the end of the file (without
- *               IBV_DAX_MR_CREATE) or of the device
- *   EAGAIN      the layout lease conflicts with another process's lease
- *               or open (the message names the pid when /proc/locks does)
- *   EPERM       the kernel refused the pin: lease not held
- *   ENODATA     read-only registration of an FS-DAX hole or unwritten
- *               extent (the daxlease kernel pins read-only MRs as they are)
- *   EFAULT      read-only registration of a device-DAX or page-cache file
- *               opened read-only on a kernel that pins MRs for writing
- *               (Linux < 6.2: ib_umem_get uses FOLL_WRITE|FOLL_FORCE,
- *               refused on a read-only shared mapping); an O_RDWR fd
- *               (mapped read-write) avoids it
- *   ENOMEM, ENOSPC, EIO, ...  from libpmem2, fallocate or the driver
- * On failure nothing is left behind: no fd, mapping, lease or MR.
+ * One line a function; the man page of each (ibv_reg_dax_mr(3), ...) says
+ * what it does in full and lists its errno values.
  */
+
+/* ibv_reg_dax_mr - map a range of a DAX file or device, register it */
 struct ibv_mr *ibv_reg_dax_mr(struct ibv_pd *pd,
 			      const struct ibv_dax_mr_init_attr *attr);
 
-/*
- * ibv_dereg_dax_mr - deregister, drop the lease, unmap and close; returns
- * 0 or an errno value, as ibv_dereg_mr():
- *   EINVAL  mr NULL, not from ibv_reg_dax_mr(), or already deregistered
- *           (a live-MR registry is checked first, so a second call is
- *           safe and fails this way)
- *   EBUSY and other driver errors: the MR stays registered and usable
- * After ibv_close_device() of its context the call still succeeds (0):
- * the kernel destroyed the MR with the context, the library unmaps, drops
- * the lease and closes the file (the library tells a closed context by a
- * duplicate of its async fd, compared with kcmp(2)).  In a child of
- * fork() it releases only the child's copies and returns 0; the parent's
- * MR and lease are kept.  A child never inherits a lease-pin MR's
- * mapping or fd (MADV_DONTFORK and a pthread_atfork handler), so it
- * cannot keep the lease alive or touch the pinned pages.
- */
+/* ibv_dereg_dax_mr - deregister, drop the lease, unmap; 0 or an errno */
 int ibv_dereg_dax_mr(struct ibv_mr *mr);
 
-/*
- * ibv_query_dax_mr - kind, strategy, lease state, persistence granularity,
- * path and range of a DAX MR.  attr->comp_mask must be 0.
- * Returns 0, or -1 with errno EINVAL (mr not a live DAX MR, attr NULL) or
- * EOPNOTSUPP (attr->comp_mask not 0).
- */
-int ibv_query_dax_mr(struct ibv_mr *mr, struct ibv_dax_mr_attr *attr);
+/* ibv_query_dax_mr - kind, strategy, lease state and range of a DAX MR */
+int ibv_query_dax_mr(struct ibv_mr *mr, struct ibv_dax_mr_attr *attr,
+		     uint32_t inlen);
 
-/*
- * ibv_dax_mr_release_lease - drop the layout lease, keep the pin (the MR
- * stays valid, but further pins of the file fail and the
- * file's layout may change again once every MR is gone).  Idempotent:
- * returns 0 if no lease is held (already released, or a devdax/page-cache
- * /ODP MR).  -1 with errno EINVAL (not a live DAX MR), EPERM (called in a
- * forked child) or the fcntl(2) error.
- */
+/* ibv_dax_mr_release_lease - drop the layout lease of a DAX MR, keep the pin */
 int ibv_dax_mr_release_lease(struct ibv_mr *mr);
 
-/*
- * ibv_dax_mr_persist - make [mr->addr + offset, + len) durable after RDMA
- * or CPU writes: CPU cache flush + fence (FS-DAX, devdax) or msync (page
- * cache, which reports write-back errors).  offset is relative to mr->addr.
- * len 0 is a no-op.  Returns 0, or -1 with errno EINVAL (not a live DAX MR),
- * ERANGE (range outside the MR) or the msync(2) error (EIO).
- * Note: it persists what reached the CPU's memory domain; RDMA writes
- * must be complete (e.g. a later RDMA READ or SEND completion) first.
- */
+/* ibv_dax_mr_persist - make a range of a DAX MR durable */
 int ibv_dax_mr_persist(struct ibv_mr *mr, uint64_t offset, size_t len);
 
-/*
- * ibv_dax_query_caps - what the kernel and the device of @context offer
- * and the strategy each file kind gets with flags 0.  Probed once per
- * context, thread-safe.  caps->comp_mask must be 0.  Returns 0, or -1 with
- * errno EINVAL (context or caps NULL), EOPNOTSUPP (comp_mask not 0),
- * EBADF (context's command fd closed) or ENOMEM.
- */
-int ibv_dax_query_caps(struct ibv_context *context,
-		       struct ibv_dax_caps *caps);
+/* ibv_dax_query_caps - what the kernel and a device offer for DAX MRs */
+int ibv_dax_query_caps(struct ibv_context *context, struct ibv_dax_caps *caps,
+		       uint32_t inlen);
 
-/*
- * ibv_dax_errmsg - one-line reason (cause and remedy) of the calling
- * thread's last failed daxlease call; "" before any failure.  Not reset
- * by successful calls.  Valid until the thread's next daxlease call.
- */
+/* ibv_dax_errmsg - one-line reason of the calling thread's last failed call */
 const char *ibv_dax_errmsg(void);
 
 #ifdef __cplusplus

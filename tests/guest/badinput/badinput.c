@@ -27,6 +27,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -484,7 +485,7 @@ static void setup(void)
 
 	if (!E.no_device)
 		open_rdma(&E.ctx, &E.pd);
-	if (E.ctx && !ibv_dax_query_caps(E.ctx, &E.caps))
+	if (E.ctx && !ibv_dax_query_caps(E.ctx, &E.caps, sizeof(E.caps)))
 		E.have_caps = true;
 
 	set_sentinel();
@@ -768,7 +769,7 @@ static void expect_reg_ok(const char *name,
 		dl_snap_free(&a);
 		return;
 	}
-	if (ibv_query_dax_mr(mr, &q) || q.length != attr->length) {
+	if (ibv_query_dax_mr(mr, &q, sizeof(q)) || q.length != attr->length) {
 		dtest_fail(name, "query: %s \"%s\"", ename(errno),
 			   ibv_dax_errmsg());
 		ibv_dereg_dax_mr(mr);
@@ -1070,7 +1071,7 @@ static void case_other_user(void)
 	oa.path = E.fsdax;
 	dtest_clock();
 	in_child(other_user_child, &oa, &o);
-	if (E.have_caps && E.caps.layout_lease)
+	if (E.have_caps && (E.caps.cap_flags & IBV_DAX_CAP_LAYOUT_LEASE))
 		judge_fail("other_user_fsdax", &o, EACCES, "owner|CAP_LEASE");
 	else
 		judge_fail("other_user_fsdax", &o, EOPNOTSUPP, "kernel");
@@ -1141,7 +1142,7 @@ static void layout_lease_case(const char *name)
 	}
 	locks = dl_snap_locks(h.pid);
 	snprintf(pid, sizeof(pid), "%d", (int)h.pid);
-	if (ibv_query_dax_mr(mr, &q) || !q.lease_held || !strstr(locks, pid)) {
+	if (ibv_query_dax_mr(mr, &q, sizeof(q)) || !q.lease_held || !strstr(locks, pid)) {
 		dtest_fail(name, "registered, but lease_held %d, holder's lease %s",
 			   q.lease_held, strstr(locks, pid) ? "kept" : "gone");
 		free(locks);
@@ -1322,7 +1323,7 @@ static void case_dereg(void)
 	if (selected("query_null_attr")) {
 		dtest_clock();
 		errno = 0;
-		rc = ibv_query_dax_mr(&fake, NULL);
+		rc = ibv_query_dax_mr(&fake, NULL, sizeof(struct ibv_dax_mr_attr));
 		dtest_check("query_null_attr", rc == -1 && errno == EINVAL &&
 			    msg_has(ibv_dax_errmsg(), "attr"),
 			    "rc %d %s \"%s\"", rc, ename(errno),
@@ -1331,7 +1332,7 @@ static void case_dereg(void)
 	if (selected("query_foreign_mr")) {
 		dtest_clock();
 		errno = 0;
-		rc = ibv_query_dax_mr(&fake, &qa);
+		rc = ibv_query_dax_mr(&fake, &qa, sizeof(qa));
 		dtest_check("query_foreign_mr", rc == -1 && errno == EINVAL &&
 			    msg_has(ibv_dax_errmsg(), "not a live DAX MR"),
 			    "rc %d %s \"%s\"", rc, ename(errno),
@@ -1356,7 +1357,7 @@ static void case_dereg(void)
 	if (selected("query_caps_null_context")) {
 		dtest_clock();
 		errno = 0;
-		rc = ibv_dax_query_caps(NULL, &caps);
+		rc = ibv_dax_query_caps(NULL, &caps, sizeof(caps));
 		dtest_check("query_caps_null_context",
 			    rc == -1 && errno == EINVAL &&
 			    msg_has(ibv_dax_errmsg(), "context"),
@@ -1366,12 +1367,43 @@ static void case_dereg(void)
 	if (need_pd("query_caps_null_caps")) {
 		dtest_clock();
 		errno = 0;
-		rc = ibv_dax_query_caps(E.ctx, NULL);
+		rc = ibv_dax_query_caps(E.ctx, NULL, sizeof(struct ibv_dax_caps));
 		dtest_check("query_caps_null_caps",
 			    rc == -1 && errno == EINVAL &&
 			    msg_has(ibv_dax_errmsg(), "caps"),
 			    "rc %d %s \"%s\"", rc, ename(errno),
 			    ibv_dax_errmsg());
+	}
+
+	if (need_pd("query_caps_inlen")) {
+		/* a newer caller's larger struct: filled, the rest zeroed */
+		struct {
+			struct ibv_dax_caps caps;
+			unsigned char tail[16];
+		} big;
+		size_t i, tail_set = 0;
+		int rc_short, err_short;
+
+		dtest_clock();
+		errno = 0;
+		rc_short = ibv_dax_query_caps(E.ctx, &caps,
+					      offsetof(struct ibv_dax_caps,
+						       strategy_pagecache));
+		err_short = errno;
+		memset(&big, 0xff, sizeof(big));
+		rc = ibv_dax_query_caps(E.ctx, &big.caps, sizeof(big));
+		for (i = 0; i < sizeof(big.tail); i++)
+			tail_set += big.tail[i] != 0;
+		dtest_check("query_caps_inlen",
+			    rc_short == -1 && err_short == EINVAL && rc == 0 &&
+				    big.caps.comp_mask == 0 &&
+				    big.caps.strategy_devdax ==
+					    IBV_DAX_MR_STRATEGY_PLAIN &&
+				    tail_set == 0,
+			    "short: rc %d %s; larger: rc %d comp_mask 0x%llx devdax %d, %zu tail byte(s) not zeroed",
+			    rc_short, ename(err_short), rc,
+			    (unsigned long long)big.caps.comp_mask,
+			    big.caps.strategy_devdax, tail_set);
 	}
 
 	if (need_pd("double_dereg")) {
@@ -1461,10 +1493,10 @@ int main(int argc, char **argv)
 			dtest_fail("rdma_device", "%s: the cases that need a protection domain cannot run",
 				   E.rdma_why);
 		else
-			printf("# device %s, caps: layout_lease %d ext_reg_mr %d odp %d fsdax strategy %d\n",
+			printf("# device %s, caps: cap_flags 0x%llx fsdax strategy %d\n",
 			       ibv_get_device_name(E.ctx->device),
-			       E.caps.layout_lease, E.caps.ext_reg_mr,
-			       E.caps.odp, E.caps.strategy_fsdax);
+			       (unsigned long long)E.caps.cap_flags,
+			       E.caps.strategy_fsdax);
 	}
 	/* positive first: it also warms up the probe's process-wide state */
 	case_positive();

@@ -146,7 +146,7 @@ static int peer_start(struct peer *p, const char *path)
 		c = 'e';
 		if (!kt_dev_open(&d, false)) {
 			mr = reg_on(d.pd, path, 0, KT_PIN_LEN, 0);
-			if (mr && !ibv_query_dax_mr(mr, &qa))
+			if (mr && !ibv_query_dax_mr(mr, &qa, sizeof(qa)))
 				c = qa.lease_held ? 'r' : 'n';
 			else if (!mr)
 				fprintf(stderr, "peer %d: %s: %s\n",
@@ -751,7 +751,7 @@ static void t_fork(const struct kt_fs *fs)
 		    "RDMA WRITE into the parent's MR after the child exited: %s",
 		    why);
 	memset(&qa, 0, sizeof(qa));
-	qret = ibv_query_dax_mr(mr, &qa);
+	qret = ibv_query_dax_mr(mr, &qa, sizeof(qa));
 	ret = kt_child_op(path, KT_OP_TRUNCATE, 6 * KT_MIB);
 	i = kt_count_leases(path);
 	dtest_check(kt_name("f_fork_parent_lease_intact", fs),

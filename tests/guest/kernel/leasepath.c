@@ -73,16 +73,20 @@ static void t_caps(void)
 	int ret;
 
 	memset(&caps, 0, sizeof(caps));
-	ret = ibv_dax_query_caps(dev.ctx, &caps);
+	ret = ibv_dax_query_caps(dev.ctx, &caps, sizeof(caps));
 	if (ret) {
 		dtest_fail("lp_caps_layout_lease", "ibv_dax_query_caps: %s: %s",
 			   strerror(errno), ibv_dax_errmsg());
 		return;
 	}
-	dtest_check("lp_caps_layout_lease", caps.layout_lease == 1,
-		    "layout_lease = %d, want 1", caps.layout_lease);
-	dtest_check("lp_caps_ext_reg_mr", caps.ext_reg_mr == 1,
-		    "ext_reg_mr = %d, want 1", caps.ext_reg_mr);
+	dtest_check("lp_caps_layout_lease",
+		    caps.cap_flags & IBV_DAX_CAP_LAYOUT_LEASE,
+		    "cap_flags 0x%llx, want IBV_DAX_CAP_LAYOUT_LEASE",
+		    (unsigned long long)caps.cap_flags);
+	dtest_check("lp_caps_ext_reg_mr",
+		    caps.cap_flags & IBV_DAX_CAP_EXT_REG_MR,
+		    "cap_flags 0x%llx, want IBV_DAX_CAP_EXT_REG_MR",
+		    (unsigned long long)caps.cap_flags);
 	dtest_check("lp_caps_strategy_fsdax",
 		    caps.strategy_fsdax == IBV_DAX_MR_STRATEGY_LEASE_PIN,
 		    "strategy_fsdax = %s, want LEASE_PIN",
@@ -192,7 +196,7 @@ static void t_fs(const struct kt_fs *fs)
 	/* default flags: lease kept */
 	mr = reg(path, 0, KT_PIN_LEN, 0);
 	memset(&qa, 0, sizeof(qa));
-	ret = mr ? ibv_query_dax_mr(mr, &qa) : -1;
+	ret = mr ? ibv_query_dax_mr(mr, &qa, sizeof(qa)) : -1;
 	dtest_check(kt_name("lp_reg_lease_pin", fs),
 		    !ret && qa.kind == IBV_DAX_FILE_FSDAX &&
 			    qa.strategy == IBV_DAX_MR_STRATEGY_LEASE_PIN &&
@@ -219,7 +223,7 @@ static void t_fs(const struct kt_fs *fs)
 		 */
 		memset(&qa, 0, sizeof(qa));
 		qa.lease_held = -1;
-		qret = ibv_query_dax_mr(mr, &qa);
+		qret = ibv_query_dax_mr(mr, &qa, sizeof(qa));
 		dtest_check(kt_name("lp_release_lease_call", fs),
 			    ret == 0 && qret == 0 && qa.lease_held == 0 &&
 				    ibv_dax_mr_release_lease(mr) == 0,
@@ -251,7 +255,7 @@ static void t_fs(const struct kt_fs *fs)
 	mr = ret ? NULL : reg(path, 2 * KT_MIB, KT_PIN_LEN,
 			      IBV_DAX_MR_RELEASE_LEASE);
 	memset(&qa, 0, sizeof(qa));
-	ret = mr ? ibv_query_dax_mr(mr, &qa) : -1;
+	ret = mr ? ibv_query_dax_mr(mr, &qa, sizeof(qa)) : -1;
 	dtest_check(kt_name("lp_release_lease_flag", fs),
 		    !ret && qa.strategy == IBV_DAX_MR_STRATEGY_LEASE_PIN &&
 			    qa.lease_held == 0 && qa.offset == 2 * KT_MIB,
@@ -313,7 +317,7 @@ static void t_fs(const struct kt_fs *fs)
 	mr = ret ? NULL : reg_access(path, 0, KT_PIN_LEN, 0,
 				     IBV_ACCESS_REMOTE_READ);
 	memset(&qa, 0, sizeof(qa));
-	ret = mr ? ibv_query_dax_mr(mr, &qa) : -1;
+	ret = mr ? ibv_query_dax_mr(mr, &qa, sizeof(qa)) : -1;
 	if (!ret)
 		ret = read_and_check(mr, 0x11);
 	dtest_check(kt_name("lp_readonly_reg", fs),
@@ -349,7 +353,7 @@ static void t_devdax(void)
 	}
 	mr = reg(kt_env.devdax, 0, len, 0);
 	memset(&qa, 0, sizeof(qa));
-	ret = mr ? ibv_query_dax_mr(mr, &qa) : -1;
+	ret = mr ? ibv_query_dax_mr(mr, &qa, sizeof(qa)) : -1;
 	dtest_check("lp_devdax_plain",
 		    !ret && qa.kind == IBV_DAX_FILE_DEVDAX &&
 			    qa.strategy == IBV_DAX_MR_STRATEGY_PLAIN &&

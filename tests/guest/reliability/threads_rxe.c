@@ -124,7 +124,7 @@ static void use_and_dereg(struct worker *w, struct ibv_mr *mr)
 	struct ibv_dax_mr_attr q = {};
 	int ret;
 
-	if (ibv_query_dax_mr(mr, &q)) {
+	if (ibv_query_dax_mr(mr, &q, sizeof(q))) {
 		worker_err(w, "query: %s \"%s\"", strerror(errno),
 			   ibv_dax_errmsg());
 	} else {
@@ -311,7 +311,7 @@ int main(int argc, char **argv)
 			   why);
 		return dtest_end();
 	}
-	if (ibv_dax_query_caps(ctx, &caps)) {
+	if (ibv_dax_query_caps(ctx, &caps, sizeof(caps))) {
 		dtest_fail("caps", "%s \"%s\"", strerror(errno),
 			   ibv_dax_errmsg());
 		return dtest_end();

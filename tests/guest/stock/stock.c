@@ -200,20 +200,23 @@ static void test_caps(void)
 	struct ibv_dax_caps *c = &S.caps;
 
 	memset(c, 0, sizeof(*c));
-	if (ibv_dax_query_caps(S.ctx, c)) {
+	if (ibv_dax_query_caps(S.ctx, c, sizeof(*c))) {
 		dtest_fail("caps", "ibv_dax_query_caps: %s: %s",
 			   strerror(errno), ibv_dax_errmsg());
 		return;
 	}
 	S.have_caps = true;
-	dtest_check("caps-no-layout-lease", !c->layout_lease,
-		    "layout_lease=%d (stock 6.1 has no F_LAYOUT)",
-		    c->layout_lease);
-	dtest_check("caps-no-ext-reg-mr", !c->ext_reg_mr,
-		    "ext_reg_mr=%d (stock 6.1 has no extended REG_MR)",
-		    c->ext_reg_mr);
-	dtest_check("caps-no-odp", !c->odp, "odp=%d (rxe on 6.1 has no ODP)",
-		    c->odp);
+	dtest_check("caps-no-layout-lease",
+		    !(c->cap_flags & IBV_DAX_CAP_LAYOUT_LEASE),
+		    "cap_flags 0x%llx has LAYOUT_LEASE (stock 6.1 has no F_LAYOUT)",
+		    (unsigned long long)c->cap_flags);
+	dtest_check("caps-no-ext-reg-mr",
+		    !(c->cap_flags & IBV_DAX_CAP_EXT_REG_MR),
+		    "cap_flags 0x%llx has EXT_REG_MR (stock 6.1 has no extended REG_MR)",
+		    (unsigned long long)c->cap_flags);
+	dtest_check("caps-no-odp", !(c->cap_flags & IBV_DAX_CAP_ODP),
+		    "cap_flags 0x%llx has ODP (rxe on 6.1 has no ODP)",
+		    (unsigned long long)c->cap_flags);
 	dtest_check("caps-strategies",
 		    c->strategy_fsdax == IBV_DAX_MR_STRATEGY_NONE &&
 		    c->strategy_devdax == IBV_DAX_MR_STRATEGY_PLAIN &&
@@ -331,7 +334,7 @@ static void test_source(const struct source *s)
 			   strerror(errno), ibv_dax_errmsg());
 		return;
 	}
-	if (ibv_query_dax_mr(mr, &qa)) {
+	if (ibv_query_dax_mr(mr, &qa, sizeof(qa))) {
 		dtest_fail(name, "ibv_query_dax_mr: %s", strerror(errno));
 	} else {
 		dtest_check(name, qa.kind == s->kind &&

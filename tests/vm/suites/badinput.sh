@@ -24,6 +24,9 @@ case "${1:-}" in -h|--help) usage; exit 0 ;; "") ;; *) usage >&2; exit 2 ;; esac
 # in the guest (/opt/daxlease/vm) and in the source tree (tests/vm).
 # shellcheck disable=SC1091
 . "$(dirname "$0")/../lib.sh"
+# DL_*_OPTIONS, DL_MEMCHECK: tests/lib, in the guest under DAXLEASE_SRC
+# shellcheck source=tests/lib/checkers.sh
+. "${DAXLEASE_SRC:-$(dirname "$0")/../../..}/tests/lib/checkers.sh"
 
 # the program itself: every case, its own JSON lines
 rc=0
@@ -37,8 +40,7 @@ trap 'rm -rf "$tmp"' EXIT
 # TCG and the KASAN kernel a devdax case takes up to ~8 s: time limits x3.
 if command -v badinput-asan >/dev/null; then
 	st=0
-	ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:fast_unwind_on_malloc=0 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	ASAN_OPTIONS=$DL_ASAN_OPTIONS_STACKS UBSAN_OPTIONS=$DL_UBSAN_OPTIONS \
 	DAXLEASE_RESULTS=$tmp/asan.jsonl DAXLEASE_TIME_SCALE=3 \
 		timeout 900 badinput-asan >"$tmp/asan.log" 2>&1 || st=$?
 	if [ "$st" -eq 0 ] && ! grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$tmp/asan.log"; then
@@ -54,10 +56,10 @@ fi
 
 # valgrind memcheck of the plain program (children are not traced: the
 # setuid and crash-test children would only add noise), with the
-# third-party suppressions of the host run (tests/reliability/valgrind.supp,
-# in the guest under DAXLEASE_SRC).  mkinitramfs.sh puts valgrind into the
-# image or fails, so the skip is only for a suite run outside that image.
-supp=${DAXLEASE_SRC:-$(dirname "$0")/../../..}/tests/reliability/valgrind.supp
+# options and third-party suppressions of the host run.  mkinitramfs.sh
+# puts valgrind into the image or fails, so the skip is only for a suite
+# run outside that image.
+supp=$DL_VALGRIND_SUPP
 if ! command -v valgrind >/dev/null; then
 	result valgrind skip "no valgrind in PATH ($PATH): not the tests/vm image? (host run: tests/reliability/run-valgrind.sh)"
 elif [ ! -r "$supp" ]; then
@@ -66,12 +68,7 @@ elif [ ! -r "$supp" ]; then
 else
 	st=0
 	DAXLEASE_RESULTS=$tmp/vg.jsonl DAXLEASE_TIME_SCALE=6 DAXLEASE_UNDER_VALGRIND=1 \
-		timeout 1800 valgrind --tool=memcheck \
-		--error-exitcode=99 --leak-check=full \
-		--errors-for-leak-kinds=definite,indirect \
-		--show-leak-kinds=definite,indirect \
-		--child-silent-after-fork=yes --suppressions="$supp" \
-		--log-file="$tmp/vg.log" \
+		timeout 1800 "${DL_MEMCHECK[@]}" --log-file="$tmp/vg.log" \
 		"$(command -v badinput)" >"$tmp/vg.out" 2>&1 || st=$?
 	summary=$(grep -so 'ERROR SUMMARY: .*' "$tmp/vg.log" | tail -1 || true)
 	cases=$(grep '=== suite' "$tmp/vg.out" | tail -1 || true)

@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# Shared body of the guest suites that run one C test program from
-# tests/guest/kernel (kernel, leasepath, faults): finds the program, runs
-# it under a time limit, and writes the records the program could not
-# write itself (not installed, killed by the limit).  Not a suite itself.
+# Shared body of the guest suites that run one C program (kernel,
+# leasepath, faults, attacks, bench): finds the program, runs it under a
+# time limit, and writes the records the program could not write itself
+# (not installed, killed by the limit).  Not a suite itself.
 set -euo pipefail
 
 usage()
@@ -15,8 +15,9 @@ usage: $0 SUITE PROGRAM DEFAULT_LIMIT [ARGS...]
   with ARGS under 'timeout LIMIT' (DAXLEASE_SUITE_TIMEOUT overrides
   DEFAULT_LIMIT).  Uses DAXLEASE_EXT4, DAXLEASE_XFS, DAXLEASE_EXT4_DEV,
   DAXLEASE_XFS_DEV, DAXLEASE_DEVDAX, DAXLEASE_RDMA_DEV, DAXLEASE_GID_INDEX,
-  DAXLEASE_KERNEL and DAXLEASE_RESULTS.  Exit status: the program's
-  (0: no failure).
+  DAXLEASE_KERNEL and DAXLEASE_RESULTS; DAXLEASE_SUITE_NEEDS says what
+  the program needs to be built, for the record when it is missing.
+  Exit status: the program's (0: no failure).
 USAGE
 }
 case "${1:-}" in -h|--help) usage; exit 0 ;; esac
@@ -43,7 +44,7 @@ if [ -z "$bin" ]; then
 fi
 if [ ! -x "$bin" ]; then
 	echo "{\"suite\":\"$suite\",\"event\":\"start\"}" >>"$results"
-	record setup_program fail "$prog not installed (tests/guest/kernel needs the dtest_rcloop and daxlease targets)"
+	record setup_program fail "$prog not installed (${DAXLEASE_SUITE_NEEDS:-tests/guest/kernel needs the dtest_rcloop and daxlease targets})"
 	echo "{\"suite\":\"$suite\",\"event\":\"end\",\"pass\":0,\"fail\":1,\"skip\":0}" >>"$results"
 	exit 1
 fi

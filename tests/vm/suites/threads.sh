@@ -24,6 +24,9 @@ case "${1:-}" in -h|--help) usage; exit 0 ;; "") ;; *) usage >&2; exit 2 ;; esac
 # in the guest (/opt/daxlease/vm) and in the source tree (tests/vm).
 # shellcheck disable=SC1091
 . "$(dirname "$0")/../lib.sh"
+# DL_*_OPTIONS: tests/lib, in the guest under DAXLEASE_SRC
+# shellcheck source=tests/lib/checkers.sh
+. "${DAXLEASE_SRC:-$(dirname "$0")/../../..}/tests/lib/checkers.sh"
 secs=${DAXLEASE_THREADS_SECONDS:-60}
 threads=${DAXLEASE_THREADS:-8}
 tmp=$(mktemp -d)
@@ -33,9 +36,7 @@ rc=0
 suite_begin threads
 if command -v threads_rxe-tsan >/dev/null; then
 	st=0
-	# use_madv_dontdump=0: the patched debug kernel refuses MADV_DONTDUMP
-	# on the TSan shadow range ("can not madvise shadow region")
-	TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 use_madv_dontdump=0" \
+	TSAN_OPTIONS=$DL_TSAN_OPTIONS \
 		timeout $((secs * 4 + 300)) threads_rxe-tsan --seconds "$secs" \
 		--threads "$threads" 2>&1 | tee "$tmp/tsan.log" || st=$?
 	if [ "$st" -eq 0 ] && ! grep -q 'WARNING: ThreadSanitizer' "$tmp/tsan.log"; then
@@ -53,8 +54,7 @@ fi
 
 if command -v threads_rxe-asan >/dev/null; then
 	st=0
-	ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	ASAN_OPTIONS=$DL_ASAN_OPTIONS UBSAN_OPTIONS=$DL_UBSAN_OPTIONS \
 	DAXLEASE_RESULTS=$tmp/asan.jsonl \
 		timeout $((secs * 2 + 300)) threads_rxe-asan \
 		--seconds $((secs / 3 + 1)) --threads "$threads" \
