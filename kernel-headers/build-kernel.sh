@@ -1,15 +1,17 @@
 #!/bin/bash
-# Build the daxlease-patched Linux 6.1 kernel (bzImage, everything built in)
-# from Debian's linux-source-6.1, reproducibly and with a result cache.
+# Build the daxlease-patched Linux kernel (bzImage, everything built in)
+# from Debian's linux-source-6.1 or linux-source-6.12, reproducibly and
+# with a result cache.
 set -euo pipefail
 
 usage() {
 	cat <<'USAGE'
-usage: kernel-headers/build-kernel.sh [--debug|--plain] [--out DIR] [--jobs N]
-                                      [--print-path] [--keep-tree] [--timeout SEC]
+usage: kernel-headers/build-kernel.sh [--line 6.1|6.12] [--debug|--plain]
+                                      [--out DIR] [--jobs N] [--print-path]
+                                      [--keep-tree] [--timeout SEC]
 
-Unpacks /usr/src/linux-source-6.1.tar.xz, applies
-kernel-headers/patches/linux-6.1/series with patch -p1, configures
+Unpacks /usr/src/linux-source-LINE.tar.xz, applies
+kernel-headers/patches/linux-LINE/series with patch -p1, configures
 'make ARCH=x86_64 tinyconfig' + kernel-headers/kconfig/base.config +
 debug.config (--debug, the default: KASAN, lockdep, DEBUG_VM, ...) or
 plain.config (--plain, for benchmarks), checks that every fragment option
@@ -22,6 +24,7 @@ the source tarball and the compiler, so a rerun with nothing changed
 returns at once.  The bzImage path is the only thing printed on stdout;
 progress goes to stderr.
 
+  --line L         kernel line: 6.1 (default) or 6.12
   --debug          debug kernel (default); the guest tests use it
   --plain          no debug options
   --out DIR        also copy bzImage and config to DIR
@@ -36,6 +39,7 @@ Environment: DAXLEASE_CACHE, LINUX_SOURCE_TARBALL, TMPDIR.
 USAGE
 }
 
+line=6.1
 mode=debug
 out=
 jobs=2
@@ -44,6 +48,7 @@ keep_tree=0
 make_timeout=4800
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--line) line=${2:?--line needs 6.1 or 6.12}; shift ;;
 	--debug) mode=debug ;;
 	--plain) mode=plain ;;
 	--out) out=${2:?--out needs a directory}; shift ;;
@@ -57,18 +62,19 @@ while [ $# -gt 0 ]; do
 	shift
 done
 case "$jobs" in ''|*[!0-9]*) echo "build-kernel.sh: bad --jobs" >&2; exit 2 ;; esac
+case "$line" in 6.1|6.12) ;; *) echo "build-kernel.sh: --line is 6.1 or 6.12" >&2; exit 2 ;; esac
 
 here=$(cd "$(dirname "$0")" && pwd)
-pdir=$here/patches/linux-6.1
+pdir=$here/patches/linux-$line
 kdir=$here/kconfig
-tarball=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+tarball=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-$line.tar.xz}
 cache_root=${DAXLEASE_CACHE:-/var/cache/daxlease}/kernel
 fragments=("$kdir/base.config" "$kdir/$mode.config")
 
 log() { echo "build-kernel: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-[ -f "$tarball" ] || die "$tarball missing (apt-get install linux-source-6.1)"
+[ -f "$tarball" ] || die "$tarball missing (apt-get install linux-source-$line)"
 [ -f "$pdir/series" ] || die "$pdir/series missing"
 for f in "${fragments[@]}"; do [ -f "$f" ] || die "$f missing"; done
 
@@ -82,6 +88,7 @@ done
 
 # Cache key: everything that goes into the image.
 key=$(
+	echo "line $line"
 	echo "mode $mode"
 	echo "source $(sha256sum < "$tarball" | cut -d' ' -f1)"
 	echo "cc $(gcc --version | head -n1)"
@@ -94,7 +101,7 @@ key=$(
 	done
 )
 hash=$(printf '%s\n' "$key" | sha256sum | cut -c1-16)
-cdir=$cache_root/$mode-$hash
+cdir=$cache_root/$line-$mode-$hash
 image=$cdir/bzImage
 
 copy_out() {
@@ -120,9 +127,9 @@ fi
 
 mkdir -p "$cache_root"
 # One build per key at a time; a second caller waits and then finds it.
-exec 9> "$cache_root/.lock-$mode-$hash"
+exec 9> "$cache_root/.lock-$line-$mode-$hash"
 if ! flock -n 9; then
-	log "another build of $mode-$hash is running; waiting"
+	log "another build of $line-$mode-$hash is running; waiting"
 	timeout "$make_timeout" flock 9 || die "timed out waiting for the lock"
 fi
 if [ -f "$image" ]; then
@@ -133,7 +140,7 @@ if [ -f "$image" ]; then
 fi
 
 # a directory of our own: another cache root may build the same hash
-work=$(mktemp -d "${TMPDIR:-/tmp}/daxlease-kernel-$mode-$hash.XXXXXX")
+work=$(mktemp -d "${TMPDIR:-/tmp}/daxlease-kernel-$line-$mode-$hash.XXXXXX")
 blog=$work.log
 : > "$blog"
 failed() {
@@ -166,7 +173,7 @@ bounded() {
 kmake() { bounded "$make_timeout" make -C "$work" ARCH=x86_64 "$@"; }
 
 start=$(date +%s)
-log "$mode kernel $hash: unpacking ${tarball##*/} into $work"
+log "$line $mode kernel $hash: unpacking ${tarball##*/} into $work"
 bounded 600 tar -xJf "$tarball" -C "$work" --strip-components=1 ||
 	failed "unpacking"
 

@@ -11,12 +11,13 @@ set -euo pipefail
 usage()
 {
 	cat <<USAGE
-usage: $0 [--config NAME] [--jobs N] [--keep DIR] [--timeout SEC]
+usage: $0 [--line 6.1|6.12] [--config NAME] [--jobs N] [--keep DIR]
+          [--timeout SEC]
 
-Unpacks /usr/src/linux-source-6.1.tar.xz, applies
-kernel-headers/patches/linux-6.1/series with patch -p1 --fuzz=0, takes
-/usr/src/linux-config-6.1/config.NAME.xz (default amd64_none_amd64, the
-linux-image-amd64 flavour; package linux-config-6.1), runs olddefconfig
+Unpacks /usr/src/linux-source-LINE.tar.xz (LINE 6.1 by default), applies
+kernel-headers/patches/linux-LINE/series with patch -p1 --fuzz=0, takes
+/usr/src/linux-config-LINE/config.NAME.xz (default amd64_none_amd64, the
+linux-image-amd64 flavour; package linux-config-LINE), runs olddefconfig
 and compiles the object of every .c file the series changes with
 KCFLAGS=-Werror.  Exit 0 when all compile without a warning.
 
@@ -34,8 +35,10 @@ flavour=amd64_none_amd64
 jobs=2
 keep=
 limit=1800
+line=6.1
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--line) line=${2:?--line needs 6.1 or 6.12}; shift ;;
 	--config) flavour=${2:?--config needs a name}; shift ;;
 	--jobs) jobs=${2:?--jobs needs a number}; shift ;;
 	--keep) keep=${2:?--keep needs a directory}; shift ;;
@@ -46,16 +49,17 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
+case "$line" in 6.1|6.12) ;; *) echo "$0: --line is 6.1 or 6.12" >&2; exit 2 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
-pdir=$here/patches/linux-6.1
-tarball=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
-config=/usr/src/linux-config-6.1/config.$flavour.xz
+pdir=$here/patches/linux-$line
+tarball=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-$line.tar.xz}
+config=/usr/src/linux-config-$line/config.$flavour.xz
 
 die() { echo "check-debian-config: error: $*" >&2; exit 1; }
 log() { echo "check-debian-config: $*" >&2; }
 
-[ -f "$tarball" ] || die "$tarball missing (apt-get install linux-source-6.1)"
-[ -f "$config" ] || die "$config missing (apt-get install linux-config-6.1)"
+[ -f "$tarball" ] || die "$tarball missing (apt-get install linux-source-$line)"
+[ -f "$config" ] || die "$config missing (apt-get install linux-config-$line)"
 
 if [ -n "$keep" ]; then
 	work=$keep

@@ -46,39 +46,50 @@ step_build()    {
 }
 step_unit()     { ctest --test-dir "$build" --output-on-failure --timeout 300; }
 step_uapi()     { bash "$top/kernel-headers/check-uapi.sh"; }
-step_vm_stock() {
-	bash "$top/tests/vm/run.sh" --kernel stock \
-		--suites stock,python,badinput,threads,tools --out "$out/vm-stock"
+# The kernel lines: Debian 12's linux-source-6.1 and linux-source-6.12.
+# Each step of a line is a function of the line (KLINE), named _61 / _612.
+stock_suites=stock,python,badinput,threads,tools
+# attacks adds some minutes on the debug kernel: a longer bound.  demo is
+# the README's demo (tools/demo.sh), on ext4 and xfs; python the pyverbs
+# tier (tests/python/test_patched.py).
+patched_suites=kernel,leasepath,faults,attacks,tools,badinput,threads,demo,python
+
+line_vm_stock() {
+	bash "$top/tests/vm/run.sh" --kernel stock --line "$1" \
+		--suites "$stock_suites" --out "$out/vm-stock-$1"
 }
-step_kernel()   {
-	bash "$top/kernel-headers/build-kernel.sh"
-	test -s "$(bash "$top/kernel-headers/build-kernel.sh" --print-path)"
+line_kernel()   {
+	bash "$top/kernel-headers/build-kernel.sh" --line "$1"
+	test -s "$(bash "$top/kernel-headers/build-kernel.sh" --line "$1" --print-path)"
 }
 # every C file the series touches, compiled with Debian's own amd64
 # configuration (modules, all file systems and drivers), warnings as errors
-step_kernel_debcfg() { bash "$top/kernel-headers/check-debian-config.sh"; }
-step_vm_patched() {
+line_kernel_debcfg() { bash "$top/kernel-headers/check-debian-config.sh" --line "$1"; }
+line_vm_patched() {
 	local kernel
 
-	kernel=$(bash "$top/kernel-headers/build-kernel.sh" --print-path)
-	# attacks adds some minutes on the debug kernel: a longer bound.
-	# demo is the README's demo (tools/demo.sh), on ext4 and xfs; python
-	# the pyverbs tier (tests/python/test_patched.py).
+	kernel=$(bash "$top/kernel-headers/build-kernel.sh" --line "$1" --print-path)
 	bash "$top/tests/vm/run.sh" --kernel "$kernel" --timeout 3600 \
-		--suites kernel,leasepath,faults,attacks,tools,badinput,threads,demo,python \
-		--out "$out/vm-patched"
+		--suites "$patched_suites" --out "$out/vm-patched-$1"
 }
-step_packages() { bash "$top/.ci/packages.sh"; }
-step_reliability() { bash "$top/tests/reliability/run.sh"; }
 # reduced benchmark set on the debug kernel: checks the output schema and
 # the sanity of each figure, not the targets (bench/run without --quick)
-step_bench()    {
+line_bench()    {
 	bash "$top/bench/run" --quick \
-		--kernel "$(bash "$top/kernel-headers/build-kernel.sh" --print-path)" \
-		--out "$out/bench-quick"
+		--kernel "$(bash "$top/kernel-headers/build-kernel.sh" --line "$1" --print-path)" \
+		--out "$out/bench-quick-$1"
 }
+for l in 61:6.1 612:6.12; do
+	for f in vm_stock kernel kernel_debcfg vm_patched bench; do
+		eval "step_${f}_${l%%:*}() { line_$f ${l#*:}; }"
+	done
+done
+step_packages() { bash "$top/.ci/packages.sh"; }
+step_reliability() { bash "$top/tests/reliability/run.sh"; }
 
-STEPS="deps build unit uapi vm_stock kernel kernel_debcfg vm_patched packages reliability bench"
+STEPS="deps build unit uapi vm_stock_61 vm_stock_612 kernel_61 kernel_612
+       kernel_debcfg_61 kernel_debcfg_612 vm_patched_61 vm_patched_612
+       packages reliability bench_61 bench_612"
 
 if [ "$only" = LIST ]; then
 	echo $STEPS
@@ -93,7 +104,9 @@ for s in $STEPS; do
 		continue
 	fi
 	# a child shell, so that errexit holds inside the step
-	export -f "step_$s"
+	export -f "step_$s" line_vm_stock line_kernel line_kernel_debcfg \
+		line_vm_patched line_bench
+	export stock_suites patched_suites
 	steps_run "$s" "$out/$s.log" bash -euo pipefail -c "step_$s" || true
 done
 steps_summary summary "$out/summary.txt" || exit 1

@@ -18,13 +18,16 @@ set -euo pipefail
 usage()
 {
 	cat <<USAGE
-usage: $0 [--kernel patched|stock|BZIMAGE] [--plain] [--out DIR]
-          [--timeout SEC] [--no-deps]
-  --kernel K   patched (default): build kernel-headers/patches with
-               kernel-headers/build-kernel.sh (cached) and boot it;
-               stock: Debian's 6.1 kernel, where the FS-DAX registration
-               is refused and the demo uses device DAX instead;
-               or the path of a bzImage
+usage: $0 [--kernel 6.12|6.1|patched|stock|BZIMAGE] [--line 6.12|6.1]
+          [--plain] [--out DIR] [--timeout SEC] [--no-deps]
+  --kernel K   patched (default): build kernel-headers/patches/linux-LINE
+               with kernel-headers/build-kernel.sh (cached) and boot it;
+               6.12 or 6.1: patched, of that line;
+               stock: Debian's kernel of the line, where the FS-DAX
+               registration is refused and the demo uses device DAX
+               instead; or the path of a bzImage
+  --line L     kernel line: 6.12 (default, Debian 13's and the LTS a new
+               deployment runs) or 6.1 (Debian 12's)
   --plain      build the patched kernel without the debug options (KASAN,
                lockdep...): runs ~4x faster under TCG; the default debug
                kernel is the one tests/run-all.sh builds, so they share it
@@ -36,6 +39,7 @@ USAGE
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 kernel=patched
+line=6.12
 out=$top/build/demo
 vm_timeout=1200
 deps=1
@@ -43,6 +47,7 @@ kflavour=--debug
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=${2:?--kernel needs a value}; shift 2 ;;
+	--line) line=${2:?--line needs 6.12 or 6.1}; shift 2 ;;
 	--out) out=${2:?--out needs a directory}; shift 2 ;;
 	--timeout) vm_timeout=${2:?--timeout needs seconds}; shift 2 ;;
 	--plain) kflavour=--plain; shift ;;
@@ -52,6 +57,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 case "$vm_timeout" in ''|*[!0-9]*) echo "demo.sh: bad --timeout" >&2; exit 2 ;; esac
+case "$kernel" in 6.1|6.12) line=$kernel; kernel=patched ;; esac
+case "$line" in 6.1|6.12) ;; *) echo "demo.sh: --line is 6.12 or 6.1" >&2; exit 2 ;; esac
 
 mkdir -p "$out"
 t_start=$(date +%s)
@@ -105,7 +112,7 @@ deps()
 # The bzImage path is the only thing build-kernel.sh prints on stdout.
 build_kernel()
 {
-	bzimage=$(bash "$top/kernel-headers/build-kernel.sh" "$kflavour" \
+	bzimage=$(bash "$top/kernel-headers/build-kernel.sh" --line "$line" "$kflavour" \
 		2> >(tee "$out/kernel.log" >&2))
 	echo "kernel: $bzimage"
 	test -s "$bzimage"
@@ -114,7 +121,7 @@ build_kernel()
 run_vm()
 {
 	timeout $((vm_timeout + 300)) bash "$top/tests/vm/run.sh" \
-		--kernel "$bzimage" --suites demo --out "$out" \
+		--kernel "$bzimage" --line "$line" --suites demo --out "$out" \
 		--timeout "$vm_timeout" 2>&1 | tee "$out/vm.log"
 }
 

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# Fetch and unpack the newest Debian linux-image-6.1.0-*-amd64 (the "stock"
-# guest kernel of the test VM, rxe/nvdimm/dax as modules).  Idempotent: a
+# Fetch and unpack the newest Debian linux-image-6.1.0-*-amd64 or
+# linux-image-6.12.*+deb12-amd64 (the "stock" guest kernels of the test VM,
+# rxe/nvdimm/dax as modules).  Idempotent: a
 # version already unpacked in the cache is reused.  Prints the unpacked
 # tree's directory on stdout; the kernel is BOOT/vmlinuz-VERSION, modules
 # under lib/modules/VERSION, and VERSION is in the file "version" there.
@@ -11,7 +12,9 @@ set -euo pipefail
 usage()
 {
 	cat <<USAGE
-usage: $0 [--cache DIR] [--version 6.1.0-N-amd64]
+usage: $0 [--line 6.1|6.12] [--cache DIR] [--version VERSION]
+  --line L     6.1 (default: linux-image-6.1.0-N-amd64) or 6.12
+               (linux-image-6.12.N+deb12-amd64-unsigned)
   --cache DIR  download/unpack directory (default \$DAXLEASE_STOCK_CACHE or
                /var/cache/daxlease/stock-kernel)
   --version V  a specific kernel version instead of the newest
@@ -21,8 +24,10 @@ USAGE
 
 cache=${DAXLEASE_STOCK_CACHE:-/var/cache/daxlease/stock-kernel}
 want=
+line=6.1
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--line) line=$2; shift 2 ;;
 	--cache) cache=$2; shift 2 ;;
 	--version) want=$2; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
@@ -30,21 +35,31 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
+case "$line" in
+6.1)	pattern='^linux-image-6\.1\.0-[0-9]+-amd64(-unsigned)?$'
+	version='s/^linux-image-\(6\.1\.0-[0-9]*-amd64\).*/\1/p'
+	glob='6.1.0-*-amd64' ;;
+6.12)	pattern='^linux-image-6\.12\.[0-9]+\+deb12-amd64(-unsigned)?$'
+	version='s/^linux-image-\(6\.12\.[0-9]*+deb12-amd64\).*/\1/p'
+	glob='6.12.*+deb12-amd64' ;;
+*)	echo "$0: --line is 6.1 or 6.12" >&2; exit 2 ;;
+esac
+
 mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)
 
 if [ -z "$want" ]; then
-	want=$(apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-amd64(-unsigned)?$' |
-	       sed -n 's/^linux-image-\(6\.1\.0-[0-9]*-amd64\).*/\1/p' |
-	       sort -uV | tail -1)
+	want=$(apt-cache search --names-only "$pattern" |
+	       sed -n "$version" | sort -uV | tail -1)
 	if [ -z "$want" ]; then
 		# An older cache still works offline.
-		want=$(for d in "$cache"/6.1.0-*-amd64; do
+		# shellcheck disable=SC2231 # the glob is the pattern
+		want=$(for d in "$cache"/$glob; do
 			       [ -f "$d/version" ] && basename "$d"
 		       done | sort -V | tail -1)
 	fi
 	[ -n "$want" ] || {
-		echo "$0: no linux-image-6.1.0-*-amd64 known to apt (apt-get update?)" >&2
+		echo "$0: no linux-image-$glob known to apt (apt-get update?)" >&2
 		exit 1
 	}
 fi

@@ -14,8 +14,10 @@ usage()
 {
 	cat <<USAGE
 usage: $0 --kernel stock|BZIMAGE --suites A[,B...] [options]
-  --kernel stock     Debian linux-image-6.1.0-*-amd64 with modules
+  --kernel stock     Debian's linux-image of --line with modules
                      (tests/vm/get-stock-kernel.sh)
+  --line 6.1|6.12    kernel line of --kernel stock (default 6.1):
+                     linux-image-6.1.0-N-amd64 or 6.12.N+deb12-amd64
   --kernel BZIMAGE   a kernel with everything built in (the patched kernel
                      of kernel-headers/build-kernel.sh); DAXLEASE_KERNEL=patched
   --suites A,B       tests/vm/suites/A.sh, B.sh, run in this order
@@ -38,6 +40,7 @@ USAGE
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 kernel=
+line=6.1
 suites=
 build=$top/build/vm-build
 out=$top/build/vm-out
@@ -49,6 +52,7 @@ keep=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift 2 ;;
+	--line) line=$2; shift 2 ;;
 	--suites) suites=$2; shift 2 ;;
 	--build-dir) build=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
@@ -90,7 +94,7 @@ fi
 
 if [ "$kernel" = stock ]; then
 	phase "stock kernel"
-	ktree=$(timeout 900 bash "$here/get-stock-kernel.sh")
+	ktree=$(timeout 900 bash "$here/get-stock-kernel.sh" --line "$line")
 	kimage=$ktree/boot/vmlinuz-$(cat "$ktree/version")
 	kind=stock
 	initrd_args=(--kernel-tree "$ktree")
