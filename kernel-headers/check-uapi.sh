@@ -1,5 +1,5 @@
 #!/bin/bash
-# Fail if the uapi files that patch 0001 adds to the kernel differ from
+# Fail if the uapi files that patch 0001 of a kernel line adds differ from
 # the copies in kernel-headers/ (the single source of the numbers).
 set -euo pipefail
 
@@ -9,7 +9,7 @@ usage: $0 [--help]
 
 Extracts include/uapi/linux/daxlease_fcntl.h and
 include/uapi/rdma/daxlease_user_ioctl_cmds.h from
-kernel-headers/patches/linux-6.1/0001-*.patch and compares them byte for
+kernel-headers/patches/linux-{6.1,6.12}/0001-*.patch and compares them byte for
 byte with kernel-headers/linux/ and kernel-headers/rdma/.  Exit 0 when
 identical, 1 with a diff otherwise.  Fix with update-uapi-patch.sh.
 USAGE
@@ -21,34 +21,38 @@ case "${1:-}" in
 esac
 
 here=$(cd "$(dirname "$0")" && pwd)
-patches=("$here"/patches/linux-6.1/0001-*.patch)
-[ -f "${patches[0]}" ] || { echo "$0: no 0001 patch" >&2; exit 1; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-# Write the body of every new file in the patch below $work/<path>.
-awk -v dir="$work" '
-/^diff --git / { out = ""; next }
-/^\+\+\+ b\// { if (newfile) { out = dir "/" substr($0, 7);
-		  system("mkdir -p \"$(dirname " out ")\"") } ; next }
-/^--- \/dev\/null/ { newfile = 1; next }
-/^--- / { newfile = 0; next }
-/^@@ / { next }
-/^-- $/ { out = ""; next }
-out != "" && /^\+/ { print substr($0, 2) > out; next }
-' "${patches[0]}"
-
+top_work=$(mktemp -d)
+trap 'rm -rf "$top_work"' EXIT
 rc=0
-for f in linux/daxlease_fcntl.h rdma/daxlease_user_ioctl_cmds.h; do
-	got=$work/include/uapi/$f
-	if [ ! -f "$got" ]; then
-		echo "check-uapi: ${patches[0]##*/} does not add include/uapi/$f"
-		rc=1
-	elif ! diff -u "$here/$f" "$got"; then
-		echo "check-uapi: include/uapi/$f in 0001 differs from kernel-headers/$f"
-		rc=1
-	fi
+for line in 6.1 6.12; do
+	patches=("$here"/patches/linux-$line/0001-*.patch)
+	[ -f "${patches[0]}" ] || { echo "$0: no linux-$line 0001 patch" >&2; exit 1; }
+	work=$top_work/$line
+	mkdir -p "$work"
+
+	# Write the body of every new file in the patch below $work/<path>.
+	awk -v dir="$work" '
+	/^diff --git / { out = ""; next }
+	/^\+\+\+ b\// { if (newfile) { out = dir "/" substr($0, 7);
+			  system("mkdir -p \"$(dirname " out ")\"") } ; next }
+	/^--- \/dev\/null/ { newfile = 1; next }
+	/^--- / { newfile = 0; next }
+	/^@@ / { next }
+	/^-- $/ { out = ""; next }
+	out != "" && /^\+/ { print substr($0, 2) > out; next }
+	' "${patches[0]}"
+
+	for f in linux/daxlease_fcntl.h rdma/daxlease_user_ioctl_cmds.h; do
+		got=$work/include/uapi/$f
+		if [ ! -f "$got" ]; then
+			echo "check-uapi: linux-$line ${patches[0]##*/} does not add include/uapi/$f"
+			rc=1
+		elif ! diff -u "$here/$f" "$got"; then
+			echo "check-uapi: include/uapi/$f in linux-$line 0001 differs from kernel-headers/$f"
+			rc=1
+		fi
+	done
 done
-[ $rc = 0 ] && echo "check-uapi: 0001 matches kernel-headers/ (2 files)"
+[ $rc = 0 ] && echo "check-uapi: 0001 of linux-6.1 and linux-6.12 match kernel-headers/ (2 files)"
 [ $rc = 0 ] || echo "check-uapi: run kernel-headers/update-uapi-patch.sh"
 exit $rc

@@ -3,10 +3,13 @@
 #
 # The whole daxlease test suite, for a fresh Debian 12 machine (root):
 # installs what it needs, builds warning-free, runs the host unit tests,
-# the guest suites on stock Debian 6.1 (rxe + emulated NVDIMMs in QEMU TCG),
-# builds the patched kernel and runs the kernel-semantics, lease-path,
-# fault, attack, demo and Python suites on it, builds the packages and
-# the consumer test, and runs the reliability tooling and the benchmark schema check (bench --quick).
+# and for each kernel line (Debian 12's linux 6.1 and 6.12): the guest
+# suites on the stock kernel (rxe + emulated NVDIMMs in QEMU TCG), builds
+# the patched kernel, compiles the series with Debian's configuration,
+# runs the kernel-semantics, lease-path, fault, attack, demo and Python
+# suites on the patched kernel and the benchmark schema check (bench
+# --quick); then builds the packages and the consumer test and runs the
+# reliability tooling.
 #
 # Each step's outcome and duration is printed at the end; the exit status is
 # non-zero if any step failed.  No step is optional: a step that cannot run

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
  * Layout lease types for F_SETLEASE / F_GETLEASE added by the daxlease
- * kernel series (kernel-headers/patches/linux-6.1).
+ * kernel series (kernel-headers/patches/linux-6.1, linux-6.12).
  *
  * This file is the single source of these numbers: the kernel series
  * installs it verbatim as include/uapi/linux/daxlease_fcntl.h and the

@@ -703,6 +703,8 @@ struct remapper {
 	int prot;
 	int fd[2];
 	atomic_int stop;
+	atomic_int pause;	/* set: stop remapping until cleared */
+	atomic_int idle;	/* the remapper is paused or has ended */
 	unsigned long count;
 	int err;
 };
@@ -713,6 +715,13 @@ static void *remap_fn(void *arg)
 	int k = 0;
 
 	while (!atomic_load(&m->stop)) {
+		if (atomic_load(&m->pause)) {
+			atomic_store(&m->idle, 1);
+			while (atomic_load(&m->pause) && !atomic_load(&m->stop))
+				usleep(100);
+			atomic_store(&m->idle, 0);
+			continue;
+		}
 		k ^= 1;
 		if (mmap(m->addr, RACE_LEN, m->prot, MAP_SHARED | MAP_FIXED,
 			 m->fd[k], 0) == MAP_FAILED) {
@@ -721,7 +730,20 @@ static void *remap_fn(void *arg)
 		}
 		m->count++;
 	}
+	atomic_store(&m->idle, 1);
 	return NULL;
+}
+
+/*
+ * The race is between the registration's checks and its pins; reading
+ * what the MR pinned back needs the device, whose work (a workqueue on
+ * 6.12's rxe) a remapper spinning on the other CPU starves: pause it.
+ */
+static void remapper_pause(struct remapper *m, bool pause)
+{
+	atomic_store(&m->pause, pause);
+	while (pause && !atomic_load(&m->idle))
+		usleep(50);
 }
 
 /*
@@ -829,6 +851,7 @@ static void t_i2_race(const struct kt_fs *fs, enum race_mode mode)
 					 iter, en(ret), ro ? " or EFAULT" : "");
 			continue;
 		}
+		remapper_pause(&m, true);
 		own_pins(pins, sizeof(pins));
 		in1 = pins_naming(pins, p[0]);
 		in2 = pins_naming(pins, p[1]);
@@ -837,6 +860,7 @@ static void t_i2_race(const struct kt_fs *fs, enum race_mode mode)
 			kt_destroy_mr(&dev, raw.handle);
 		else
 			ibv_dereg_mr(mr);
+		remapper_pause(&m, false);
 		if (ret) {
 			viol++;
 			snprintf(first, sizeof(first), "iteration %lu: %s",
