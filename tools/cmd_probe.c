@@ -27,6 +27,10 @@ struct probe_dev {
 	struct ibv_dax_caps caps;
 	enum ibv_dax_mr_strategy fsdax_odp;	/* with IBV_DAX_MR_ALLOW_ODP */
 	char fsdax_why[DL_ERRMSG_MAX];	/* why fsdax gets NONE */
+	enum ibv_dax_mr_strategy pagecache_ro;	/* read-only access */
+	enum ibv_dax_mr_strategy pagecache_odp;	/* with IBV_DAX_MR_ALLOW_ODP */
+	char pagecache_why[DL_ERRMSG_MAX];	/* why pagecache gets NONE */
+	int reg_mr_answer;	/* the extended REG_MR probe's errno, or -1 */
 };
 
 static void probe_usage(FILE *f)
@@ -35,10 +39,12 @@ static void probe_usage(FILE *f)
 		"usage: %s probe [--json] [-d DEV]\n"
 		"\n"
 		"Report what this kernel supports (exclusive layout lease\n"
-		"F_LAYOUT|F_EXCLUSIVE, /proc/<pid>/file_pins) and, for each RDMA\n"
-		"device, the extended REG_MR, ODP and FLUSH support found by\n"
-		"ibv_dax_query_caps(3) and the strategy each file kind gets\n"
-		"(lease-pin, plain, odp, none = registration fails).\n"
+		"F_LAYOUT|F_EXCLUSIVE, /proc/<pid>/file_pins, writable long-term\n"
+		"pins of page-cache files) and, for each RDMA device, the\n"
+		"extended REG_MR, ODP and ATOMIC WRITE support found by\n"
+		"ibv_dax_query_caps(3) and the strategy each file kind gets with\n"
+		"write access (lease-pin, plain, odp, none = registration fails;\n"
+		"page cache: a file on a disk file system).\n"
 		"\n"
 		"  -d, --device DEV  only this device (e.g. rxe0)\n"
 		"  -j, --json        one JSON object on stdout\n"
@@ -55,6 +61,7 @@ static void probe_one(struct ibv_device *dev, struct probe_dev *p)
 {
 	struct ibv_context *ctx;
 	enum ibv_dax_mr_strategy s;
+	uint32_t driver_id;
 
 	p->name = ibv_get_device_name(dev);
 	ctx = ibv_open_device(dev);
@@ -72,10 +79,20 @@ static void probe_one(struct ibv_device *dev, struct probe_dev *p)
 		ibv_close_device(ctx);
 		return;
 	}
-	dl_strategy_choose(IBV_DAX_FILE_FSDAX, 0, &p->caps, &s, p->fsdax_why,
-			   sizeof(p->fsdax_why));
-	dl_strategy_choose(IBV_DAX_FILE_FSDAX, IBV_DAX_MR_ALLOW_ODP, &p->caps,
-			   &p->fsdax_odp, NULL, 0);
+	dl_strategy_choose(IBV_DAX_FILE_FSDAX, 0, DL_PIN_WRITE, &p->caps, &s,
+			   p->fsdax_why, sizeof(p->fsdax_why));
+	dl_strategy_choose(IBV_DAX_FILE_FSDAX, IBV_DAX_MR_ALLOW_ODP,
+			   DL_PIN_WRITE, &p->caps, &p->fsdax_odp, NULL, 0);
+	dl_strategy_choose(IBV_DAX_FILE_PAGECACHE, 0, DL_PIN_WRITE, &p->caps,
+			   &s, p->pagecache_why, sizeof(p->pagecache_why));
+	dl_strategy_choose(IBV_DAX_FILE_PAGECACHE, 0, 0, &p->caps,
+			   &p->pagecache_ro, NULL, 0);
+	dl_strategy_choose(IBV_DAX_FILE_PAGECACHE, IBV_DAX_MR_ALLOW_ODP,
+			   DL_PIN_WRITE, &p->caps, &p->pagecache_odp, NULL, 0);
+	/* what the kernel answered the extended REG_MR probe (caps.c) */
+	p->reg_mr_answer = -1;
+	if (!dl_caps_find_driver_id(ctx->cmd_fd, &driver_id))
+		dl_caps_probe_reg_mr(ctx->cmd_fd, driver_id, &p->reg_mr_answer);
 	ibv_close_device(ctx);
 }
 
@@ -97,6 +114,8 @@ static void print_json(const struct utsname *u, int lease, int lease_err,
 	else
 		dt_json_null(&j, "layout_lease_errno");
 	dt_json_bool(&j, "file_pins", file_pins);
+	dt_json_bool(&j, "pagecache_write_pin",
+		     dl_kernel_pagecache_write_pin(u->release));
 	dt_json_end(&j, '}');
 	if (dev_note)
 		dt_json_str(&j, "devices_note", dev_note);
@@ -116,18 +135,36 @@ static void print_json(const struct utsname *u, int lease, int lease_err,
 			     !!(p->caps.cap_flags & IBV_DAX_CAP_LAYOUT_LEASE));
 		dt_json_bool(&j, "ext_reg_mr",
 			     !!(p->caps.cap_flags & IBV_DAX_CAP_EXT_REG_MR));
+		if (p->reg_mr_answer >= 0)
+			dt_json_str(&j, "ext_reg_mr_probe",
+				    p->reg_mr_answer ?
+					    dt_errname(p->reg_mr_answer) :
+					    "0");
+		else
+			dt_json_null(&j, "ext_reg_mr_probe");
 		dt_json_bool(&j, "odp", !!(p->caps.cap_flags & IBV_DAX_CAP_ODP));
+		dt_json_bool(&j, "atomic_write",
+			     !!(p->caps.cap_flags & IBV_DAX_CAP_ATOMIC_WRITE));
+		dt_json_bool(&j, "pagecache_write_pin",
+			     !!(p->caps.cap_flags &
+				IBV_DAX_CAP_PAGECACHE_WRITE_PIN));
 		dt_json_obj_begin(&j, "strategy");
 		dt_json_str(&j, "fsdax", dl_strategy_name(p->caps.strategy_fsdax));
 		dt_json_str(&j, "devdax",
 			    dl_strategy_name(p->caps.strategy_devdax));
 		dt_json_str(&j, "pagecache",
 			    dl_strategy_name(p->caps.strategy_pagecache));
+		dt_json_str(&j, "pagecache_read_only",
+			    dl_strategy_name(p->pagecache_ro));
 		dt_json_str(&j, "fsdax_allow_odp",
 			    dl_strategy_name(p->fsdax_odp));
+		dt_json_str(&j, "pagecache_allow_odp",
+			    dl_strategy_name(p->pagecache_odp));
 		dt_json_end(&j, '}');
 		if (p->caps.strategy_fsdax == IBV_DAX_MR_STRATEGY_NONE)
 			dt_json_str(&j, "fsdax_reason", p->fsdax_why);
+		if (p->caps.strategy_pagecache == IBV_DAX_MR_STRATEGY_NONE)
+			dt_json_str(&j, "pagecache_reason", p->pagecache_why);
 		dt_json_end(&j, '}');
 	}
 	dt_json_end(&j, ']');
@@ -147,15 +184,18 @@ static void print_table(const struct utsname *u, int lease, int lease_err,
 	       yesno(lease));
 	if (!lease && lease_err)
 		printf(" (fcntl: %s)", dt_errname(lease_err));
-	printf("\n  %-38s %s\n\n", "/proc/<pid>/file_pins", yesno(file_pins));
+	printf("\n  %-38s %s\n", "/proc/<pid>/file_pins", yesno(file_pins));
+	printf("  %-38s %s\n\n", "writable long-term pin of page cache",
+	       dl_kernel_pagecache_write_pin(u->release) ?
+		       "yes" : "no (Linux 6.5+)");
 
 	if (!ndevs) {
 		printf("devices: none%s%s\n", dev_note ? ": " : "",
 		       dev_note ? dev_note : "");
 		return;
 	}
-	printf("devices:\n  %-12s %-5s %-10s %-4s %-10s %-7s %-9s %s\n",
-	       "DEVICE", "LEASE", "EXT_REG_MR", "ODP", "FSDAX",
+	printf("devices:\n  %-12s %-5s %-10s %-4s %-12s %-10s %-7s %-9s %s\n",
+	       "DEVICE", "LEASE", "EXT_REG_MR", "ODP", "ATOMIC_WRITE", "FSDAX",
 	       "DEVDAX", "PAGECACHE", "FSDAX+ALLOW_ODP");
 	for (i = 0; i < ndevs; i++) {
 		struct probe_dev *p = &devs[i];
@@ -165,11 +205,12 @@ static void print_table(const struct utsname *u, int lease, int lease_err,
 			       dt_errname(p->err), p->errmsg);
 			continue;
 		}
-		printf("  %-12s %-5s %-10s %-4s %-10s %-7s %-9s %s\n",
+		printf("  %-12s %-5s %-10s %-4s %-12s %-10s %-7s %-9s %s\n",
 		       p->name,
 		       yesno(!!(p->caps.cap_flags & IBV_DAX_CAP_LAYOUT_LEASE)),
 		       yesno(!!(p->caps.cap_flags & IBV_DAX_CAP_EXT_REG_MR)),
 		       yesno(!!(p->caps.cap_flags & IBV_DAX_CAP_ODP)),
+		       yesno(!!(p->caps.cap_flags & IBV_DAX_CAP_ATOMIC_WRITE)),
 		       dl_strategy_name(p->caps.strategy_fsdax),
 		       dl_strategy_name(p->caps.strategy_devdax),
 		       dl_strategy_name(p->caps.strategy_pagecache),
@@ -180,6 +221,14 @@ static void print_table(const struct utsname *u, int lease, int lease_err,
 		    devs[i].caps.strategy_fsdax == IBV_DAX_MR_STRATEGY_NONE)
 			printf("\n%s: fsdax: %s\n", devs[i].name,
 			       devs[i].fsdax_why);
+	for (i = 0; i < ndevs; i++)
+		if (!devs[i].err &&
+		    devs[i].caps.strategy_pagecache ==
+			    IBV_DAX_MR_STRATEGY_NONE)
+			printf("\n%s: pagecache: %s (read-only: %s, with IBV_DAX_MR_ALLOW_ODP: %s)\n",
+			       devs[i].name, devs[i].pagecache_why,
+			       dl_strategy_name(devs[i].pagecache_ro),
+			       dl_strategy_name(devs[i].pagecache_odp));
 }
 
 int dt_cmd_probe(int argc, char **argv)

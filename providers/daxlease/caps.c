@@ -2,14 +2,17 @@
 /*
  * What the kernel and the device offer (caps.h): the layout lease, found
  * once per process, and the device's facts (driver id, extended REG_MR,
- * ODP), found once per context (context.c caches them).
+ * ODP, ATOMIC WRITE) and the kernel release's rule on writable page-cache
+ * pins, found once per context (context.c caches them).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <rdma/ib_user_ioctl_cmds.h>
@@ -87,6 +90,15 @@ bool dl_lease_supported(int *err)
 	return lease_ok;
 }
 
+/*
+ * IB_UVERBS_DEVICE_ATOMIC_WRITE of the Linux 6.2+ uapi (enum
+ * ib_uverbs_device_cap_flags in rdma/ib_user_ioctl_verbs.h, absent from
+ * rdma-core 44's copy): the kernel copies it to device_cap_flags_ex.
+ * rdma-core 44 posts ATOMIC WRITE (ibv_wr_atomic_write) but names no
+ * device flag for it.  FLUSH (bits 38, 39) it cannot post: not reported.
+ */
+#define DL_DEVICE_ATOMIC_WRITE (1ULL << 40)
+
 /* No method id >= UVERBS_API_METHOD_KEY_NUM_CORE (22) can exist. */
 #define DL_IMPOSSIBLE_METHOD 0x0fff
 /* enum rdma_driver_id has ~20 entries in 6.1; leave room for new ones */
@@ -112,7 +124,7 @@ int dl_caps_find_driver_id(int cmd_fd, uint32_t *driver_id)
 	return ENOENT;
 }
 
-int dl_caps_probe_reg_mr(int cmd_fd, uint32_t driver_id)
+int dl_caps_probe_reg_mr(int cmd_fd, uint32_t driver_id, int *answer)
 {
 	struct dl_ioctl cmd;
 	int ret;
@@ -129,6 +141,8 @@ int dl_caps_probe_reg_mr(int cmd_fd, uint32_t driver_id)
 		      driver_id);
 	dl_ioctl_in_fd(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD, -1);
 	ret = dl_ioctl_exec(cmd_fd, &cmd);
+	if (answer)
+		*answer = ret;
 	if (ret == EPROTONOSUPPORT || ret == EOPNOTSUPP)
 		return 0;
 	if (ret == 0 || ret == EBADF || ret == ENOTTY || ret == EFAULT)
@@ -137,27 +151,52 @@ int dl_caps_probe_reg_mr(int cmd_fd, uint32_t driver_id)
 	return 1;
 }
 
+bool dl_kernel_pagecache_write_pin(const char *release)
+{
+	unsigned int major, minor;
+
+	/*
+	 * Linux 6.5 (mm/gup.c writable_file_mapping_allowed()) refuses
+	 * writable FOLL_LONGTERM pins of file mappings that need dirty
+	 * tracking with EFAULT.  A release that does not parse is taken as
+	 * allowing them: ibv_reg_dax_mr() still turns the kernel's EFAULT
+	 * into the same reason (mr.c), as on a kernel that backported the
+	 * check.
+	 */
+	if (!release || sscanf(release, "%u.%u", &major, &minor) != 2)
+		return true;
+	return major < 6 || (major == 6 && minor < 5);
+}
+
 void dl_caps_probe(struct ibv_context *context, struct ibv_dax_caps *caps,
 		   uint32_t *driver_id)
 {
 	struct ibv_device_attr_ex dattr = {};
 	uint32_t need = IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_WRITE;
+	struct utsname u;
 
 	memset(caps, 0, sizeof(*caps));
 	*driver_id = 0;
 	if (dl_lease_supported(NULL))
 		caps->cap_flags |= IBV_DAX_CAP_LAYOUT_LEASE;
 	if (!dl_caps_find_driver_id(context->cmd_fd, driver_id) &&
-	    dl_caps_probe_reg_mr(context->cmd_fd, *driver_id) == 1)
+	    dl_caps_probe_reg_mr(context->cmd_fd, *driver_id, NULL) == 1)
 		caps->cap_flags |= IBV_DAX_CAP_EXT_REG_MR;
+	if (uname(&u) || dl_kernel_pagecache_write_pin(u.release))
+		caps->cap_flags |= IBV_DAX_CAP_PAGECACHE_WRITE_PIN;
 
-	if (ibv_query_device_ex(context, NULL, &dattr) == 0 &&
-	    (dattr.odp_caps.general_caps & IBV_ODP_SUPPORT) &&
-	    (dattr.odp_caps.per_transport_caps.rc_odp_caps & need) == need)
-		caps->cap_flags |= IBV_DAX_CAP_ODP;
+	if (ibv_query_device_ex(context, NULL, &dattr) == 0) {
+		if ((dattr.odp_caps.general_caps & IBV_ODP_SUPPORT) &&
+		    (dattr.odp_caps.per_transport_caps.rc_odp_caps & need) ==
+			    need)
+			caps->cap_flags |= IBV_DAX_CAP_ODP;
+		if (dattr.device_cap_flags_ex & DL_DEVICE_ATOMIC_WRITE)
+			caps->cap_flags |= IBV_DAX_CAP_ATOMIC_WRITE;
+	}
 
 	caps->strategy_devdax = IBV_DAX_MR_STRATEGY_PLAIN;
-	caps->strategy_pagecache = IBV_DAX_MR_STRATEGY_PLAIN;
-	dl_strategy_choose(IBV_DAX_FILE_FSDAX, 0, caps, &caps->strategy_fsdax,
-			   NULL, 0);
+	dl_strategy_choose(IBV_DAX_FILE_PAGECACHE, 0, DL_PIN_WRITE, caps,
+			   &caps->strategy_pagecache, NULL, 0);
+	dl_strategy_choose(IBV_DAX_FILE_FSDAX, 0, DL_PIN_WRITE, caps,
+			   &caps->strategy_fsdax, NULL, 0);
 }

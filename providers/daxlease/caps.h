@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * What the kernel and a device offer: the layout lease (process-wide),
- * the extended REG_MR and ODP (per device), as struct ibv_dax_caps.
+ * the extended REG_MR, ODP and ATOMIC WRITE (per device) and writable
+ * page-cache pins (kernel release), as struct ibv_dax_caps.
  */
 #ifndef DAXLEASE_CAPS_H
 #define DAXLEASE_CAPS_H
@@ -37,7 +38,14 @@ int dl_caps_find_driver_id(int cmd_fd, uint32_t *driver_id);
 /*
  * Is DAXLEASE_UVERBS_METHOD_REG_MR with DAX_FD known?  1 present, 0
  * absent, -errno if the probe itself failed (ENOTTY: not a uverbs fd).
+ * *answer (if not NULL) gets the kernel's errno: EINVAL with the daxlease
+ * series, EPROTONOSUPPORT or EOPNOTSUPP without.
  */
-int dl_caps_probe_reg_mr(int cmd_fd, uint32_t driver_id);
+int dl_caps_probe_reg_mr(int cmd_fd, uint32_t driver_id, int *answer);
+/*
+ * Does a kernel of this release (uname -r) allow writable long-term pins
+ * of page-cache files?  Before 6.5 yes; unparseable: yes.
+ */
+bool dl_kernel_pagecache_write_pin(const char *release);
 
 #endif /* DAXLEASE_CAPS_H */

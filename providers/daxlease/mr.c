@@ -52,6 +52,25 @@ static int reg_plain(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 			return dl_err(EFAULT,
 				      "the kernel pins MR pages for writing (Linux < 6.2 ib_umem_get), so the read-only mapping of %s cannot be registered: pass an O_RDWR fd or write access, or use Linux 6.2 or later",
 				      m->src.path);
+		/*
+		 * A kernel that refuses writable page-cache pins although
+		 * its release predates 6.5 (a backport): the same reason
+		 * as when the caps say so (strategy.c).
+		 */
+		if (err == EFAULT && m->src.kind == IBV_DAX_FILE_PAGECACHE &&
+		    (access & DL_PIN_ACCESS) && !m->src.no_writeback) {
+			bool odp = m->ctx->caps.cap_flags & IBV_DAX_CAP_ODP;
+			char msg[DL_ERRMSG_MAX];
+
+			if (odp && (m->req.flags & IBV_DAX_MR_ALLOW_ODP)) {
+				m->strategy = IBV_DAX_MR_STRATEGY_ODP;
+				return reg_plain(m, pd, iova,
+						 access | IBV_ACCESS_ON_DEMAND);
+			}
+			dl_strategy_pagecache_refused(m->req.flags, odp, msg,
+						      sizeof(msg));
+			return dl_err(EOPNOTSUPP, "%s: %s", m->src.path, msg);
+		}
 		if (err == EOPNOTSUPP && m->src.kind == IBV_DAX_FILE_FSDAX)
 			return dl_err(err,
 				      "kernel refuses a long-term pin of FS-DAX %s (stock kernel): boot a kernel built with the daxlease series (" DL_KERNEL_REMEDY ")",
@@ -69,6 +88,12 @@ static int reg_plain(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 	m->ibv.lkey = p->lkey;
 	m->ibv.rkey = p->rkey;
 	return 0;
+}
+
+static unsigned int pin_of(const struct dl_mr *m)
+{
+	return (m->req.access & DL_PIN_ACCESS ? DL_PIN_WRITE : 0) |
+	       (m->src.no_writeback ? DL_PIN_NO_WRITEBACK : 0);
 }
 
 static void lease_pin_err(const struct dl_mr *m, int err)
@@ -192,8 +217,9 @@ DL_EXPORT struct ibv_mr *ibv_reg_dax_mr(struct ibv_pd *pd,
 	if (!m->ctx)
 		goto err_unmap;
 
-	ret = dl_strategy_choose(m->src.kind, m->req.flags, &m->ctx->caps,
-				 &m->strategy, msg, sizeof(msg));
+	ret = dl_strategy_choose(m->src.kind, m->req.flags, pin_of(m),
+				 &m->ctx->caps, &m->strategy, msg,
+				 sizeof(msg));
 	if (ret) {
 		dl_err(ret, "%s: %s", m->src.path, msg);
 		goto err_unmap;

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #include "errmsg.h"
 #include "lease.h"
@@ -38,6 +40,7 @@ const char *dl_kind_name(enum ibv_dax_file_kind kind)
 int dl_source_classify(int fd, const char *path, struct dl_source *src)
 {
 	unsigned int maj, min;
+	struct statfs sfs;
 	struct statx stx;
 	int ret;
 
@@ -61,10 +64,20 @@ int dl_source_classify(int fd, const char *path, struct dl_source *src)
 		 * report it has no FS-DAX for this file either.
 		 */
 		if ((stx.stx_attributes_mask & STATX_ATTR_DAX) &&
-		    (stx.stx_attributes & STATX_ATTR_DAX))
+		    (stx.stx_attributes & STATX_ATTR_DAX)) {
 			src->kind = IBV_DAX_FILE_FSDAX;
-		else
-			src->kind = IBV_DAX_FILE_PAGECACHE;
+			return 0;
+		}
+		src->kind = IBV_DAX_FILE_PAGECACHE;
+		/*
+		 * shmem and hugetlbfs pages need no writeback, and the
+		 * kernel pins them for writing on every version; any other
+		 * file system (or one fstatfs cannot name) is taken as
+		 * needing it.
+		 */
+		src->no_writeback = !fstatfs(fd, &sfs) &&
+				    ((uint32_t)sfs.f_type == TMPFS_MAGIC ||
+				     (uint32_t)sfs.f_type == HUGETLBFS_MAGIC);
 		return 0;
 	case S_IFCHR:
 		maj = stx.stx_rdev_major;

@@ -19,6 +19,7 @@ struct dl_source {
 	enum ibv_dax_file_kind kind;
 	char *path;			/* for messages and query; malloc'd */
 	bool writable;			/* opened for write */
+	bool no_writeback;		/* page cache on tmpfs, hugetlbfs */
 	uint64_t size;			/* file or device size */
 	size_t align;			/* mapping alignment */
 	dev_t dev;			/* st_dev of the file */

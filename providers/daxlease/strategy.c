@@ -25,8 +25,50 @@ const char *dl_strategy_name(enum ibv_dax_mr_strategy s)
 	}
 }
 
+int dl_strategy_pagecache_refused(uint32_t flags, bool odp, char *msg,
+				  size_t msglen)
+{
+	if (msg)
+		snprintf(msg, msglen,
+			 "this kernel refuses writable long-term pins of page-cache files (Linux 6.5 and later: their pages need writeback): mount the file system with -o dax, register read-only (no IBV_ACCESS_LOCAL_WRITE/REMOTE_WRITE/REMOTE_ATOMIC/MW_BIND), or set IBV_DAX_MR_ALLOW_ODP on a device with ODP%s",
+			 odp ? (flags & IBV_DAX_MR_ALLOW_ODP ?
+					"" : " (this device has ODP)") :
+			       " (this device has none)");
+	return EOPNOTSUPP;
+}
+
+static int choose_pagecache(uint32_t flags, unsigned int pin,
+			    const struct ibv_dax_caps *caps,
+			    enum ibv_dax_mr_strategy *out, char *msg,
+			    size_t msglen)
+{
+	bool odp = caps->cap_flags & IBV_DAX_CAP_ODP;
+
+	if (flags & IBV_DAX_MR_NO_FALLBACK) {
+		if (msg)
+			snprintf(msg, msglen,
+				 "file is not on a DAX mount (page cache) and IBV_DAX_MR_NO_FALLBACK refuses a page-cache pin: mount the file system with -o dax");
+		return EOPNOTSUPP;
+	}
+	/*
+	 * Linux 6.5+ GUP refuses writable long-term pins of file mappings
+	 * that need dirty tracking (mm/gup.c writable_file_mapping_allowed)
+	 * with EFAULT; read-only pins and shmem are fine.
+	 */
+	if ((pin & DL_PIN_WRITE) && !(pin & DL_PIN_NO_WRITEBACK) &&
+	    !(caps->cap_flags & IBV_DAX_CAP_PAGECACHE_WRITE_PIN)) {
+		if ((flags & IBV_DAX_MR_ALLOW_ODP) && odp) {
+			*out = IBV_DAX_MR_STRATEGY_ODP;
+			return 0;
+		}
+		return dl_strategy_pagecache_refused(flags, odp, msg, msglen);
+	}
+	*out = IBV_DAX_MR_STRATEGY_PLAIN;
+	return 0;
+}
+
 int dl_strategy_choose(enum ibv_dax_file_kind kind, uint32_t flags,
-		       const struct ibv_dax_caps *caps,
+		       unsigned int pin, const struct ibv_dax_caps *caps,
 		       enum ibv_dax_mr_strategy *out, char *msg, size_t msglen)
 {
 	bool lease = caps->cap_flags & IBV_DAX_CAP_LAYOUT_LEASE;
@@ -44,14 +86,7 @@ int dl_strategy_choose(enum ibv_dax_file_kind kind, uint32_t flags,
 		*out = IBV_DAX_MR_STRATEGY_PLAIN;
 		return 0;
 	case IBV_DAX_FILE_PAGECACHE:
-		if (flags & IBV_DAX_MR_NO_FALLBACK) {
-			if (msg)
-				snprintf(msg, msglen,
-					 "file is not on a DAX mount (page cache) and IBV_DAX_MR_NO_FALLBACK refuses a page-cache pin: mount the file system with -o dax");
-			return EOPNOTSUPP;
-		}
-		*out = IBV_DAX_MR_STRATEGY_PLAIN;
-		return 0;
+		return choose_pagecache(flags, pin, caps, out, msg, msglen);
 	case IBV_DAX_FILE_FSDAX:
 		break;
 	default:

@@ -114,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	caps.cap_flags = in.caps;
 	flags = (a.comp_mask & IBV_DAX_MR_INIT_FLAGS) ? a.flags : 0;
 	ret = dl_strategy_choose((enum ibv_dax_file_kind)(in.kind % 6), flags,
-				 &caps, &strat, msg, msglen);
+				 in.kind / 6 % 4, &caps, &strat, msg, msglen);
 	if (ret) {
 		FUZZ_CHECK(ret == EOPNOTSUPP || ret == ENODEV || ret == EINVAL);
 		FUZZ_CHECK(strat == IBV_DAX_MR_STRATEGY_NONE);
@@ -132,5 +132,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			   !(flags & IBV_DAX_MR_NO_FALLBACK));
 	if (in.kind % 6 == IBV_DAX_FILE_FSDAX)
 		FUZZ_CHECK(strat != IBV_DAX_MR_STRATEGY_PLAIN);
+	/* a writable pin of page cache that needs writeback: kernel's call */
+	if (in.kind % 6 == IBV_DAX_FILE_PAGECACHE && strat ==
+	    IBV_DAX_MR_STRATEGY_PLAIN && (in.kind / 6 % 4) == DL_PIN_WRITE)
+		FUZZ_CHECK(caps.cap_flags & IBV_DAX_CAP_PAGECACHE_WRITE_PIN);
 	return 0;
 }

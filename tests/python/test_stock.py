@@ -5,7 +5,8 @@ The device side (context, PD, RC loopback pair, local buffer MR) comes
 from libdl-pyhelper.so, pyverbs checks the device from its side, and
 ibv_reg_dax_mr() and friends are called through ctypes with the helper's
 PD pointer.  Same contract as tests/guest/stock/stock.c:
-caps without lease/extended REG_MR/ODP; devdax and tmpfs register PLAIN
+caps without lease/extended REG_MR/ODP (writable page-cache pins before
+Linux 6.5, ATOMIC WRITE from 6.2); devdax and tmpfs register PLAIN
 and carry RDMA WRITE/READ that a separate pread (devdax: mmap) sees;
 FS-DAX on ext4 and xfs fails with EOPNOTSUPP and the reason; no leak
 after 1,000 register/deregister cycles.
@@ -98,13 +99,22 @@ class StockTest(unittest.TestCase):
 
     def test_caps(self):
         c = self.dax.caps(self.rc.ctx_ptr)
-        self.assertEqual(c.cap_flags, 0,
-                         "stock 6.1 + rxe: no lease, no extended REG_MR, no ODP")
+        rel = os.uname().release
+        ver = tuple(int(x) for x in rel.split("-")[0].split(".")[:2])
+        # writable page-cache pins before Linux 6.5; ATOMIC WRITE on rxe
+        # from 6.2
+        want = ((dl.IBV_DAX_CAP_PAGECACHE_WRITE_PIN if ver < (6, 5) else 0) |
+                (dl.IBV_DAX_CAP_ATOMIC_WRITE if ver >= (6, 2) else 0))
+        self.assertEqual(c.cap_flags, want,
+                         f"stock {rel} + rxe: no lease, no extended REG_MR, "
+                         f"no ODP; cap_flags {c.cap_flags:#x}, want {want:#x}")
+        pc = dl.STRATEGY_PLAIN if ver < (6, 5) else dl.STRATEGY_NONE
         self.assertEqual((c.strategy_fsdax, c.strategy_devdax,
                           c.strategy_pagecache),
-                         (dl.STRATEGY_NONE, dl.STRATEGY_PLAIN,
-                          dl.STRATEGY_PLAIN))
-        self.note = "cap_flags=0; fsdax NONE, devdax/pagecache PLAIN"
+                         (dl.STRATEGY_NONE, dl.STRATEGY_PLAIN, pc))
+        self.note = (f"{rel}: cap_flags={c.cap_flags:#x}; fsdax NONE, "
+                     f"devdax PLAIN, pagecache "
+                     f"{'PLAIN' if pc == dl.STRATEGY_PLAIN else 'NONE'}")
 
     def check_rdma(self, path, offset, kind, devdax):
         mr = self.reg(path, offset)

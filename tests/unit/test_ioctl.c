@@ -97,10 +97,10 @@ int main(void)
 	ret = dl_caps_find_driver_id(fd, &id);
 	dtest_check("probe/driver-id-not-uverbs", ret == ENOTTY,
 		    "ret %d", ret);
-	ret = dl_caps_probe_reg_mr(fd, 0);
+	ret = dl_caps_probe_reg_mr(fd, 0, NULL);
 	dtest_check("probe/reg-mr-not-uverbs", ret == -ENOTTY, "ret %d", ret);
 	close(fd);
-	ret = dl_caps_probe_reg_mr(fd, 0);
+	ret = dl_caps_probe_reg_mr(fd, 0, NULL);
 	dtest_check("probe/reg-mr-closed-fd", ret == -EBADF, "ret %d", ret);
 	return dtest_end();
 }

@@ -8,7 +8,9 @@ only if
   suite (e.g. "setup") failed, and the guest reached the end of /init;
 - each requested suite, and the harness's "setup", emitted exactly the
   tests of its manifest for the kernel of the run
-  (manifests/SUITE.KERNEL.txt): none missing, none unlisted;
+  (manifests/SUITE.KERNEL.txt, or SUITE.KERNEL-LINE.txt if there is one
+  for the kernel line, e.g. 6.12, of the release the boot record
+  reports): none missing, none unlisted;
 - every skip is allowed by manifests/skips.txt for that test and kernel,
   and on the patched kernel the suites of NO_SKIP skip nothing at all;
 - every record suite's end record counts exactly the pass, fail and skip
@@ -137,6 +139,14 @@ class Run:
             return None
         return m.group(1) if m and m.group(1) in KERNELS else None
 
+    def line(self):
+        """The kernel line, "6.12" of release 6.12.118+deb12-amd64, from
+        the boot record; None if it does not say."""
+        if not self.boot:
+            return None
+        m = re.match(r"(\d+)\.(\d+)", str(self.boot.get("release", "")))
+        return f"{m.group(1)}.{m.group(2)}" if m else None
+
     def tests(self, suite=None):
         if suite is None:
             return [r for r in self.recs if is_test(r)]
@@ -181,8 +191,23 @@ class Run:
         return problems
 
 
-def manifest_path(suite, kernel, mdir=MANIFEST_DIR):
+def manifest_path(suite, kernel, mdir=MANIFEST_DIR, line=None):
+    """SUITE.KERNEL-LINE.txt if line is given and it exists (a suite whose
+    tests differ between kernel lines), else SUITE.KERNEL.txt."""
+    if line:
+        path = line_manifest_path(suite, kernel, line, mdir)
+        if os.path.exists(path):
+            return path
     return os.path.join(mdir, f"{suite}.{kernel}.txt")
+
+
+def line_manifest_path(suite, kernel, line, mdir=MANIFEST_DIR):
+    return os.path.join(mdir, f"{suite}.{kernel}-{line}.txt")
+
+
+# SUITE.KERNEL.txt or SUITE.KERNEL-LINE.txt: (suite, kernel, line or None)
+MANIFEST_NAME = re.compile(r"^([\w-]+)\.(" + "|".join(KERNELS) +
+                           r")(?:-(\d+\.\d+))?\.txt$")
 
 
 def load_manifest(path):
@@ -252,8 +277,9 @@ def check_manifests(run, wanted, kernel, mdir, skips_path):
     notes = []
     allowed, skip_problems = load_skips(skips_path)
     problems += skip_problems
+    line = run.line()
     for suite in [SETUP] + wanted:
-        path = manifest_path(suite, kernel, mdir)
+        path = manifest_path(suite, kernel, mdir, line)
         recs = run.tests(suite)
         if suite in NO_MANIFEST:
             notes.append(f"{suite}: {len(recs)} tests, no manifest: "
@@ -276,6 +302,7 @@ def check_manifests(run, wanted, kernel, mdir, skips_path):
                                                  f"{os.path.basename(path)}",
                                                  unlisted)]
             notes.append(f"{suite}: {sum(seen.values())} tests, manifest "
+                         f"{os.path.basename(path)} "
                          f"{sum(want.values())}, {sum(missing.values())} "
                          f"missing, {sum(unlisted.values())} unlisted")
         for r in recs:

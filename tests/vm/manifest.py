@@ -17,6 +17,12 @@ an incomplete run anyway.  Failed tests are listed like the others (the
 manifest is about what runs, evaluate.py about how it went).  Skips are
 listed too, and the ones that manifests/skips.txt does not allow are
 printed: add them there with a reason, or make the test run.
+
+A suite whose tests differ between kernel lines (6.1, 6.12) has one
+manifest a line, SUITE.KERNEL-LINE.txt, taken by evaluate.py for runs of
+that line: --per-line writes it for the line of the run's release (and an
+existing one is updated without --per-line).  Prefer the same tests on
+every line.
 """
 import argparse
 import collections
@@ -28,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import evaluate  # noqa: E402  (the same reading of the results)
 
 HEADER = """\
-# Tests the guest suite "{suite}" emits on the {kernel} kernel, one
+# Tests the guest suite "{suite}" emits on the {kernel} kernel{line}, one
 # "suite/test" a line (a name listed twice is emitted twice).  Checked by
 # tests/vm/evaluate.py: a missing or unlisted test fails the run.
 # Generated from a run ({release}) by
@@ -36,8 +42,9 @@ HEADER = """\
 """
 
 
-def render(suite, kernel, release, names):
-    lines = [HEADER.format(suite=suite, kernel=kernel, release=release)]
+def render(suite, kernel, release, names, line=None):
+    lines = [HEADER.format(suite=suite, kernel=kernel, release=release,
+                           line=f" (line {line})" if line else "")]
     for name, count in sorted(names.items()):
         lines += [name + "\n"] * count
     return "".join(lines)
@@ -72,6 +79,10 @@ def main(argv=None):
                     help="write MANIFESTS/SUITE.KERNEL.txt (default: print)")
     ap.add_argument("--force", action="store_true",
                     help="take a suite whose run is incomplete")
+    ap.add_argument("--per-line", action="store_true",
+                    help="write MANIFESTS/SUITE.KERNEL-LINE.txt for the "
+                         "kernel line of the run (its tests differ "
+                         "between lines)")
     args = ap.parse_args(argv)
 
     run = evaluate.Run(args.results)
@@ -85,6 +96,11 @@ def main(argv=None):
         suites = [evaluate.SETUP] + [s for s in run.segments
                                      if s != evaluate.SETUP]
     release = str((run.boot or {}).get("release", "kernel release unknown"))
+    line = run.line()
+    if args.per_line and not line:
+        print("manifest: --per-line: the run reports no kernel release",
+              file=sys.stderr)
+        return 2
     allowed, _ = evaluate.load_skips(os.path.join(args.manifests,
                                                   "skips.txt"))
     rc = 0
@@ -112,11 +128,18 @@ def main(argv=None):
                 print(f"manifest: {evaluate.test_name(r)} skipped and not "
                       f"allowed on {kernel}: {r.get('reason', '')}",
                       file=sys.stderr)
-        text = render(suite, kernel, release, names)
+        if args.per_line:
+            path = evaluate.line_manifest_path(suite, kernel, line,
+                                               args.manifests)
+        else:
+            path = evaluate.manifest_path(suite, kernel, args.manifests,
+                                          line)
+        per_line = evaluate.MANIFEST_NAME.match(os.path.basename(path))
+        text = render(suite, kernel, release, names,
+                      per_line.group(3) if per_line else None)
         if not args.write:
             sys.stdout.write(text)
             continue
-        path = evaluate.manifest_path(suite, kernel, args.manifests)
         old = None
         if os.path.exists(path):
             old = evaluate.load_manifest(path)

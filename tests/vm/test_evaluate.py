@@ -40,17 +40,22 @@ def suite_recs(name, tests, end=None):
 class Fixture:
     """A run directory with results.jsonl and a manifests directory."""
 
-    def __init__(self, tmp, kernel="stock"):
+    def __init__(self, tmp, kernel="stock", release="6.1.0-test"):
         self.tmp = tmp
         self.kernel = kernel
+        self.release = release
         self.mdir = os.path.join(tmp, "manifests")
         os.makedirs(self.mdir)
         self.results = os.path.join(tmp, "results.jsonl")
         self.write_skips("")
 
-    def write_manifest(self, suite, names, kernel=None):
-        with open(evaluate.manifest_path(suite, kernel or self.kernel,
-                                         self.mdir), "w") as f:
+    def write_manifest(self, suite, names, kernel=None, line=None):
+        path = evaluate.manifest_path(suite, kernel or self.kernel,
+                                      self.mdir)
+        if line:
+            path = evaluate.line_manifest_path(suite, kernel or self.kernel,
+                                               line, self.mdir)
+        with open(path, "w") as f:
             f.write("# test manifest\n" + "".join(n + "\n" for n in names))
 
     def write_skips(self, text):
@@ -62,7 +67,7 @@ class Fixture:
         recs = []
         if boot:
             recs.append({"event": "boot", "kernel": self.kernel,
-                         "release": "6.1.0-test",
+                         "release": self.release,
                          "suites": ",".join(s for s, _ in suites)})
         recs += suite_recs("setup", [("modules", "pass"), ("rxe", "pass")])
         for name, body in suites:
@@ -241,6 +246,81 @@ class EvaluateTest(unittest.TestCase):
         self.assertIn("missing tests (2)", out)
 
 
+class LineManifestTest(unittest.TestCase):
+    """A suite whose tests differ between kernel lines: SUITE.KERNEL-LINE.txt
+    for the line of the boot record's release, else SUITE.KERNEL.txt."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def fixture(self, release):
+        f = Fixture(os.path.join(self._tmp.name, release), release=release)
+        f.write_manifest("setup", ["setup/modules", "setup/rxe"])
+        f.write_manifest("alpha", ["alpha/one", "alpha/two"])
+        f.write_manifest("alpha", ["alpha/one", "alpha/three"],
+                         line="6.12")
+        return f
+
+    def run_alpha(self, f, tests):
+        f.write_run([("alpha", suite_recs("alpha",
+                                          [(t, "pass") for t in tests]))])
+        return f.evaluate("alpha")
+
+    def test_line_manifest_taken_for_its_line(self):
+        f = self.fixture("6.12.118+deb12-amd64")
+        rc, out = self.run_alpha(f, ["one", "three"])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("alpha.stock-6.12.txt", out)
+        rc, out = self.run_alpha(f, ["one", "two"])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("alpha/three", out)
+
+    def test_other_line_takes_the_kernel_manifest(self):
+        f = self.fixture("6.1.0-28-amd64")
+        rc, out = self.run_alpha(f, ["one", "two"])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("alpha.stock.txt", out)
+        # 6.1 is not 6.12, nor a prefix match of it
+        rc, out = self.run_alpha(f, ["one", "three"])
+        self.assertEqual(rc, 1, out)
+
+    def test_no_release_takes_the_kernel_manifest(self):
+        f = self.fixture("unknown")
+        rc, out = self.run_alpha(f, ["one", "two"])
+        self.assertEqual(rc, 0, out)
+        self.assertIsNone(evaluate.Run(f.results).line())
+
+    def test_manifest_per_line(self):
+        f = Fixture(self._tmp.name, release="6.12.5-amd64")
+        f.write_run([("alpha", suite_recs("alpha", [("one", "pass")]))])
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = manifest.main([f.results, "--manifests", f.mdir,
+                                "--suite", "alpha", "--write",
+                                "--per-line"])
+        self.assertEqual(rc, 0, err.getvalue())
+        path = evaluate.line_manifest_path("alpha", "stock", "6.12", f.mdir)
+        self.assertTrue(os.path.exists(path), out.getvalue())
+        self.assertFalse(os.path.exists(
+            evaluate.manifest_path("alpha", "stock", f.mdir)))
+        with open(path) as fh:
+            self.assertIn("(line 6.12)", fh.read())
+        # without --per-line the existing line manifest is updated
+        f.write_run([("alpha", suite_recs("alpha", [("one", "pass"),
+                                                    ("two", "pass")]))])
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = manifest.main([f.results, "--manifests", f.mdir,
+                                "--suite", "alpha", "--write"])
+        self.assertEqual(rc, 0)
+        self.assertEqual(sorted(evaluate.load_manifest(path)),
+                         ["alpha/one", "alpha/two"])
+        self.assertFalse(os.path.exists(
+            evaluate.manifest_path("alpha", "stock", f.mdir)))
+
+
 class ManifestTest(unittest.TestCase):
     def setUp(self):
         self._tmp = tempfile.TemporaryDirectory()
@@ -305,9 +385,12 @@ class RepositoryManifestsTest(unittest.TestCase):
                  if n != "skips.txt"]
         self.assertTrue(files)
         for n in files:
-            suite, kernel, ext = n.split(".")
-            self.assertIn(kernel, evaluate.KERNELS, n)
-            self.assertEqual(ext, "txt", n)
+            m = evaluate.MANIFEST_NAME.match(n)
+            self.assertTrue(m, n)
+            suite, kernel, line = m.groups()
+            if line:
+                # a line's manifest overrides the kernel's, which exists
+                self.assertIn(f"{suite}.{kernel}.txt", files)
             names = evaluate.load_manifest(
                 os.path.join(evaluate.MANIFEST_DIR, n))
             self.assertTrue(names, n)

@@ -11,9 +11,12 @@
 #            pins shows and that makes truncate fail with ETXTBSY; after
 #            SIGTERM the truncate succeeds; reg against another process's
 #            ordinary read lease exits 11 (EAGAIN)
-# devdax and page-cache registrations are "plain" on both.
+# devdax and tmpfs registrations are "plain" on both.  By the running
+# kernel's release: page cache with write access is "plain" before Linux
+# 6.5 and "none" from 6.5 (read-only "plain"); rxe has ATOMIC WRITE from
+# 6.2.
 set -euo pipefail
-case "${1:-}" in -h|--help) sed -n '3,15p' "$0"; exit 0 ;; esac
+case "${1:-}" in -h|--help) sed -n '3,18p' "$0"; exit 0 ;; esac
 . /opt/daxlease/vm/lib.sh
 
 py=/usr/bin/python3
@@ -60,20 +63,43 @@ cp "$tmp/out" "$tmp/probe.json"
 jq probe-device "$tmp/probe.json" \
 	"[x['name'] for x in d['devices']] == ['$dev'] and 'error' not in d['devices'][0]" \
 	"probe lists $dev and queried it"
-jq probe-devdax-plain "$tmp/probe.json" \
-	"d['devices'][0]['strategy']['devdax'] == 'plain' and d['devices'][0]['strategy']['pagecache'] == 'plain'" \
-	"devdax and page cache get plain pins"
+# kernel_at_least MAJOR MINOR: the running kernel's release is at least
+kernel_at_least()
+{
+	local r ma mi
+	r=$(uname -r)
+	ma=${r%%.*}
+	r=${r#*.}
+	mi=${r%%[!0-9]*}
+	[ "$ma" -gt "$1" ] || { [ "$ma" -eq "$1" ] && [ "$mi" -ge "$2" ]; }
+}
+if kernel_at_least 6 5; then
+	jq probe-devdax-plain "$tmp/probe.json" \
+		"d['devices'][0]['strategy']['devdax'] == 'plain' and d['devices'][0]['strategy']['pagecache'] == 'none' and d['devices'][0]['strategy']['pagecache_read_only'] == 'plain' and not d['kernel']['pagecache_write_pin'] and not d['devices'][0]['pagecache_write_pin'] and '-o dax' in d['devices'][0]['pagecache_reason']" \
+		"devdax gets plain pins; Linux 6.5+: writable page cache none (the reason says what to do), read-only plain"
+else
+	jq probe-devdax-plain "$tmp/probe.json" \
+		"d['devices'][0]['strategy']['devdax'] == 'plain' and d['devices'][0]['strategy']['pagecache'] == 'plain' and d['devices'][0]['strategy']['pagecache_read_only'] == 'plain' and d['kernel']['pagecache_write_pin'] and d['devices'][0]['pagecache_write_pin'] and 'pagecache_reason' not in d['devices'][0]" \
+		"devdax and page cache get plain pins (writable page-cache pins before Linux 6.5)"
+fi
+if kernel_at_least 6 2; then
+	jq probe-atomic-write "$tmp/probe.json" "d['devices'][0]['atomic_write']" \
+		"$dev has RDMA ATOMIC WRITE (Linux 6.2+)"
+else
+	jq probe-atomic-write "$tmp/probe.json" "not d['devices'][0]['atomic_write']" \
+		"$dev has no RDMA ATOMIC WRITE before Linux 6.2"
+fi
 if [ "$kernel" = patched ]; then
 	jq probe-kernel "$tmp/probe.json" \
-		"d['kernel']['layout_lease'] and d['kernel']['file_pins'] and d['devices'][0]['ext_reg_mr']" \
-		"patched kernel: layout lease, file_pins and extended REG_MR"
+		"d['kernel']['layout_lease'] and d['kernel']['file_pins'] and d['devices'][0]['ext_reg_mr'] and d['devices'][0]['ext_reg_mr_probe'] == 'EINVAL'" \
+		"patched kernel: layout lease, file_pins and extended REG_MR (probe answered EINVAL)"
 	jq probe-fsdax "$tmp/probe.json" \
 		"d['devices'][0]['strategy']['fsdax'] == 'lease-pin'" \
 		"patched kernel: fsdax gets lease-pin"
 else
 	jq probe-kernel "$tmp/probe.json" \
-		"not d['kernel']['layout_lease'] and d['kernel']['layout_lease_errno'] == 'EINVAL' and not d['kernel']['file_pins']" \
-		"stock kernel: F_LAYOUT refused with EINVAL, no file_pins"
+		"not d['kernel']['layout_lease'] and d['kernel']['layout_lease_errno'] == 'EINVAL' and not d['kernel']['file_pins'] and not d['devices'][0]['ext_reg_mr'] and d['devices'][0]['ext_reg_mr_probe'] in ('EPROTONOSUPPORT', 'EOPNOTSUPP')" \
+		"stock kernel: F_LAYOUT refused with EINVAL, no file_pins, the extended REG_MR probe answered EPROTONOSUPPORT/EOPNOTSUPP"
 	jq probe-fsdax "$tmp/probe.json" \
 		"d['devices'][0]['strategy']['fsdax'] == 'none' and 'daxlease-kernel-patches' in d['devices'][0]['fsdax_reason']" \
 		"stock kernel: fsdax would fail, the reason names the kernel series"

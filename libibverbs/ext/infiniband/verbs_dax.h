@@ -43,8 +43,10 @@ enum ibv_dax_mr_flags {
 	/* Drop the layout lease once the pages are pinned; the pins stay. */
 	IBV_DAX_MR_RELEASE_LEASE = 1 << 0,
 	/*
-	 * On a kernel without the layout-lease series, let an FS-DAX file
-	 * use an on-demand-paging MR when the device supports ODP.
+	 * Let a registration the kernel cannot pin use an on-demand-paging
+	 * MR when the device supports ODP: an FS-DAX file on a kernel
+	 * without the layout-lease series, a page-cache file with write
+	 * access on a kernel that refuses writable page-cache pins.
 	 */
 	IBV_DAX_MR_ALLOW_ODP = 1 << 1,
 	/*
@@ -114,13 +116,25 @@ enum ibv_dax_cap_flags {
 	IBV_DAX_CAP_LAYOUT_LEASE = 1 << 0, /* kernel takes F_LAYOUT|F_EXCLUSIVE */
 	IBV_DAX_CAP_EXT_REG_MR = 1 << 1,   /* kernel has the extended REG_MR */
 	IBV_DAX_CAP_ODP = 1 << 2,	   /* device: ODP with RC read, write */
+	/*
+	 * kernel: writable long-term pins of page-cache files work (Linux
+	 * before 6.5); without it a page-cache registration with write
+	 * access needs IBV_DAX_MR_ALLOW_ODP and ODP (tmpfs is exempt)
+	 */
+	IBV_DAX_CAP_PAGECACHE_WRITE_PIN = 1 << 3,
+	/* device: RDMA ATOMIC WRITE (ibv_wr_atomic_write) */
+	IBV_DAX_CAP_ATOMIC_WRITE = 1 << 4,
 };
 
 /* Capabilities found by probing a context; see ibv_dax_query_caps() */
 struct ibv_dax_caps {
 	uint64_t comp_mask;		/* out: 0; no optional fields yet */
 	uint64_t cap_flags;		/* IBV_DAX_CAP_* */
-	/* strategy each kind gets with flags == 0 (NONE: would fail) */
+	/*
+	 * strategy each kind gets with flags == 0 and write access (NONE:
+	 * would fail); pagecache: a file on a disk file system (read-only
+	 * registrations and tmpfs files get PLAIN on every kernel)
+	 */
 	enum ibv_dax_mr_strategy strategy_fsdax;
 	enum ibv_dax_mr_strategy strategy_devdax;
 	enum ibv_dax_mr_strategy strategy_pagecache;

@@ -162,11 +162,13 @@ static void one_round(struct worker *w)
 	a.offset = 0;
 
 	/* strategy table: fsdax without support must be refused */
-	if (dl_strategy_choose(IBV_DAX_FILE_FSDAX, 0, &caps, &strat, msg,
-			       sizeof(msg)) != EOPNOTSUPP)
+	if (dl_strategy_choose(IBV_DAX_FILE_FSDAX, 0, DL_PIN_WRITE, &caps,
+			       &strat, msg, sizeof(msg)) != EOPNOTSUPP)
 		worker_err(w, "fsdax without support: strategy %d", strat);
-	if (dl_strategy_choose(IBV_DAX_FILE_PAGECACHE, 0, &caps, &strat, msg,
-			       sizeof(msg)) || strat != IBV_DAX_MR_STRATEGY_PLAIN)
+	/* read-only page cache is plain on every kernel */
+	if (dl_strategy_choose(IBV_DAX_FILE_PAGECACHE, 0, 0, &caps, &strat,
+			       msg, sizeof(msg)) ||
+	    strat != IBV_DAX_MR_STRATEGY_PLAIN)
 		worker_err(w, "pagecache strategy %d: %s", strat, msg);
 
 	/* the pins parser */

@@ -1,16 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Guest suite "stock": daxlease on an unpatched Debian 6.1 kernel, on rxe
- * and emulated NVDIMMs (tests/vm/suites/stock.sh runs it).
+ * Guest suite "stock": daxlease on an unpatched Debian kernel (6.1 or
+ * 6.12), on rxe and emulated NVDIMMs (tests/vm/suites/stock.sh runs it).
  *
- * What the stock kernel must give (doc/design.md §3.1, stock columns):
+ * What the stock kernel must give (doc/design.md §3.1, stock columns),
+ * decided by the running kernel's release:
  *  - ibv_dax_query_caps(): no layout lease, no extended REG_MR, no ODP
- *    (rxe on 6.1), so FS-DAX gets strategy NONE, the rest PLAIN;
- *  - device DAX and page-cache files (tmpfs, non-DAX ext4) register with
- *    strategy PLAIN; an RC QP pair over rxe RDMA-WRITEs into the MR and
+ *    (rxe on 6.1 and 6.12), so FS-DAX gets strategy NONE, devdax PLAIN;
+ *    writable page-cache pins before 6.5 only (page cache PLAIN, else
+ *    NONE); ATOMIC WRITE on rxe from 6.2;
+ *  - device DAX and tmpfs files register with strategy PLAIN; an RC QP
+ *    pair over rxe RDMA-WRITEs into the MR and
  *    RDMA-READs back, and the bytes are those of the file, seen through a
  *    separate open() + pread() (device DAX has no read(2): a separate
  *    mmap() of the device);
+ *  - a file on non-DAX ext4 does the same before 6.5; from 6.5 its
+ *    registration with write access fails with EOPNOTSUPP and a reason
+ *    naming what to do (the kernel itself refuses a writable ibv_reg_mr
+ *    of the mapping with EFAULT), and a read-only one works (RDMA READ);
  *  - FS-DAX files on ext4 and xfs fail with EOPNOTSUPP and the library's
  *    reason naming the missing kernel support (the kernel itself refuses a
  *    plain ibv_reg_mr of the same mapping: mm/gup.c check_vma_flags);
@@ -35,6 +42,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -70,6 +78,23 @@ struct suite {
 };
 
 static struct suite S;
+
+/* The running kernel is at least major.minor */
+static bool kernel_at_least(unsigned int major, unsigned int minor)
+{
+	static unsigned int ma, mi;
+	struct utsname u;
+
+	if (!ma && !uname(&u) && sscanf(u.release, "%u.%u", &ma, &mi) != 2)
+		ma = mi = 0;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+/* Linux 6.5 mm/gup.c: no writable long-term pins of page-cache files */
+static bool pagecache_write_pin(void)
+{
+	return !kernel_at_least(6, 5);
+}
 
 static const char *env(const char *name)
 {
@@ -208,22 +233,43 @@ static void test_caps(void)
 	S.have_caps = true;
 	dtest_check("caps-no-layout-lease",
 		    !(c->cap_flags & IBV_DAX_CAP_LAYOUT_LEASE),
-		    "cap_flags 0x%llx has LAYOUT_LEASE (stock 6.1 has no F_LAYOUT)",
+		    "cap_flags 0x%llx: no LAYOUT_LEASE (a stock kernel has no F_LAYOUT)",
 		    (unsigned long long)c->cap_flags);
 	dtest_check("caps-no-ext-reg-mr",
 		    !(c->cap_flags & IBV_DAX_CAP_EXT_REG_MR),
-		    "cap_flags 0x%llx has EXT_REG_MR (stock 6.1 has no extended REG_MR)",
+		    "cap_flags 0x%llx: no EXT_REG_MR (a stock kernel has no extended REG_MR)",
 		    (unsigned long long)c->cap_flags);
 	dtest_check("caps-no-odp", !(c->cap_flags & IBV_DAX_CAP_ODP),
-		    "cap_flags 0x%llx has ODP (rxe on 6.1 has no ODP)",
+		    "cap_flags 0x%llx: no ODP (rxe on 6.1 and 6.12 has none)",
 		    (unsigned long long)c->cap_flags);
+	dtest_check("caps-pagecache-write-pin",
+		    !(c->cap_flags & IBV_DAX_CAP_PAGECACHE_WRITE_PIN) ==
+			    !pagecache_write_pin(),
+		    "cap_flags 0x%llx: PAGECACHE_WRITE_PIN %s, want %s (writable page-cache pins %s)",
+		    (unsigned long long)c->cap_flags,
+		    c->cap_flags & IBV_DAX_CAP_PAGECACHE_WRITE_PIN ? "set" :
+								      "clear",
+		    pagecache_write_pin() ? "set" : "clear",
+		    pagecache_write_pin() ? "work before Linux 6.5" :
+					    "refused from Linux 6.5");
+	dtest_check("caps-atomic-write",
+		    !(c->cap_flags & IBV_DAX_CAP_ATOMIC_WRITE) ==
+			    !kernel_at_least(6, 2),
+		    "cap_flags 0x%llx: ATOMIC_WRITE %s, want %s (rxe has RDMA ATOMIC WRITE from Linux 6.2)",
+		    (unsigned long long)c->cap_flags,
+		    c->cap_flags & IBV_DAX_CAP_ATOMIC_WRITE ? "set" : "clear",
+		    kernel_at_least(6, 2) ? "set" : "clear");
 	dtest_check("caps-strategies",
 		    c->strategy_fsdax == IBV_DAX_MR_STRATEGY_NONE &&
 		    c->strategy_devdax == IBV_DAX_MR_STRATEGY_PLAIN &&
-		    c->strategy_pagecache == IBV_DAX_MR_STRATEGY_PLAIN,
-		    "fsdax %d (want NONE=0), devdax %d, pagecache %d (want PLAIN=2)",
+		    c->strategy_pagecache ==
+			    (pagecache_write_pin() ?
+				     IBV_DAX_MR_STRATEGY_PLAIN :
+				     IBV_DAX_MR_STRATEGY_NONE),
+		    "fsdax %d (want NONE=0), devdax %d (want PLAIN=2), pagecache %d (want %s)",
 		    c->strategy_fsdax, c->strategy_devdax,
-		    c->strategy_pagecache);
+		    c->strategy_pagecache,
+		    pagecache_write_pin() ? "PLAIN=2" : "NONE=0, Linux 6.5+");
 }
 
 /* A source of the data-path tests: a devdax device or a regular file. */
@@ -296,13 +342,14 @@ static int source_write(const struct source *s, uint64_t off,
 	return 0;
 }
 
-static struct ibv_mr *reg(const struct source *s, uint32_t flags)
+static struct ibv_mr *reg_access(const struct source *s, uint32_t flags,
+				  unsigned int access)
 {
 	struct ibv_dax_mr_init_attr a = {
 		.path = s->path,
 		.offset = s->off,
 		.length = MR_LEN,
-		.access = REG_ACCESS,
+		.access = access,
 	};
 
 	if (flags) {
@@ -310,6 +357,11 @@ static struct ibv_mr *reg(const struct source *s, uint32_t flags)
 		a.flags = flags;
 	}
 	return ibv_reg_dax_mr(S.pd, &a);
+}
+
+static struct ibv_mr *reg(const struct source *s, uint32_t flags)
+{
+	return reg_access(s, flags, REG_ACCESS);
 }
 
 static void tname(char *buf, size_t len, const struct source *s,
@@ -489,6 +541,180 @@ static void test_fsdax(const char *name, const char *dir)
 	unlink(s.path);
 }
 
+/*
+ * The kernel's own rule, without the library: a writable ibv_reg_mr of a
+ * MAP_SHARED mapping of the page-cache file works before Linux 6.5 and
+ * fails with EFAULT from 6.5 (mm/gup.c writable_file_mapping_allowed).
+ */
+static void test_kernel_write_pin(const struct source *s)
+{
+	struct ibv_mr *plain;
+	char tn[64];
+	void *map;
+	int fd, err;
+
+	tname(tn, sizeof(tn), s, "kernel-write-pin");
+	fd = open(s->path, O_RDWR | O_CLOEXEC);
+	map = fd < 0 ? MAP_FAILED :
+		mmap(NULL, MR_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		     s->off);
+	if (map == MAP_FAILED) {
+		dtest_fail(tn, "mapping %s: %s", s->path, strerror(errno));
+	} else {
+		errno = 0;
+		plain = ibv_reg_mr(S.pd, map, MR_LEN, REG_ACCESS);
+		err = errno;
+		if (pagecache_write_pin())
+			dtest_check(tn, plain,
+				    "before Linux 6.5 a writable ibv_reg_mr of a MAP_SHARED page-cache mapping works: %s",
+				    plain ? "registered" : strerror(err));
+		else
+			dtest_check(tn, !plain && err == EFAULT,
+				    "from Linux 6.5 the kernel refuses a writable ibv_reg_mr of a MAP_SHARED page-cache mapping with EFAULT: %s",
+				    plain ? "registered" : strerror(err));
+		if (plain)
+			ibv_dereg_mr(plain);
+		munmap(map, MR_LEN);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Linux 6.5+: the library refuses a page-cache registration with write
+ * access (strategy NONE) before any pin, with a reason saying what to
+ * do, and leaves nothing behind; ALLOW_ODP does not help without ODP.
+ */
+static void test_write_refused(const struct source *s)
+{
+	static const char *const phrases[] = {
+		"page-cache", "-o dax", "read-only", "IBV_DAX_MR_ALLOW_ODP",
+		"ODP", NULL
+	};
+	struct counts before, after;
+	char tn[64], msg[512];
+	const char *miss;
+	struct ibv_mr *mr;
+	int err;
+
+	tname(tn, sizeof(tn), s, "write-refused");
+	snapshot(&before);
+	errno = 0;
+	mr = reg(s, 0);
+	err = errno;
+	snprintf(msg, sizeof(msg), "%s", ibv_dax_errmsg());
+	snapshot(&after);
+	if (mr) {
+		dtest_fail(tn, "registered %s with write access", s->path);
+		ibv_dereg_dax_mr(mr);
+	} else if (err != EOPNOTSUPP) {
+		dtest_fail(tn, "errno %s (want EOPNOTSUPP): %s",
+			   strerrorname_np(err) ?: "?", msg);
+	} else if ((miss = missing_phrase(msg, phrases))) {
+		dtest_fail(tn, "EOPNOTSUPP, but the reason lacks \"%s\": %s",
+			   miss, msg);
+	} else if (after.fds != before.fds || after.maps != before.maps ||
+		   after.mrs != before.mrs) {
+		dtest_fail(tn, "left something: fds %d -> %d, maps %d -> %d, MRs %d -> %d",
+			   before.fds, after.fds, before.maps, after.maps,
+			   before.mrs, after.mrs);
+	} else {
+		dtest_pass(tn, "EOPNOTSUPP, nothing left: %s", msg);
+	}
+
+	tname(tn, sizeof(tn), s, "write-refused-allow-odp");
+	errno = 0;
+	mr = reg(s, IBV_DAX_MR_ALLOW_ODP);
+	err = errno;
+	if (mr) {
+		dtest_fail(tn, "registered with ODP on a device without ODP");
+		ibv_dereg_dax_mr(mr);
+	} else {
+		dtest_check(tn, err == EOPNOTSUPP &&
+			    strstr(ibv_dax_errmsg(), "has none"),
+			    "errno %s: %s", strerrorname_np(err) ?: "?",
+			    ibv_dax_errmsg());
+	}
+}
+
+/*
+ * Every kernel: a read-only registration of the page-cache file is a
+ * plain pin (through an O_RDWR fd: Linux before 6.2 pins read-only MRs
+ * for writing, which a read-only mapping refuses), and RDMA READ returns
+ * what a separate pwrite() put in the file.
+ */
+static void test_read_only(const struct source *s)
+{
+	struct ibv_dax_mr_init_attr a = {
+		.offset = s->off,
+		.length = MR_LEN,
+		.access = IBV_ACCESS_REMOTE_READ,
+	};
+	struct ibv_dax_mr_attr qa = {};
+	char tn[64], how[64];
+	struct ibv_mr *mr;
+	long d;
+	int ret;
+
+	tname(tn, sizeof(tn), s, "read-only-register");
+	a.fd = open(s->path, O_RDWR | O_CLOEXEC);
+	if (a.fd < 0) {
+		dtest_fail(tn, "opening %s: %s", s->path, strerror(errno));
+		return;
+	}
+	mr = ibv_reg_dax_mr(S.pd, &a);
+	if (!mr) {
+		dtest_fail(tn, "ibv_reg_dax_mr(%s, read-only): %s: %s",
+			   s->path, strerror(errno), ibv_dax_errmsg());
+		close(a.fd);
+		return;
+	}
+	if (ibv_query_dax_mr(mr, &qa, sizeof(qa)))
+		dtest_fail(tn, "ibv_query_dax_mr: %s", strerror(errno));
+	else
+		dtest_check(tn, qa.kind == s->kind &&
+			    qa.strategy == IBV_DAX_MR_STRATEGY_PLAIN,
+			    "%s read-only: kind %d (want %d), strategy %d (want PLAIN)",
+			    s->path, qa.kind, s->kind, qa.strategy);
+
+	tname(tn, sizeof(tn), s, "read-only-rdma-read");
+	pattern(S.expect, IO_LEN, 200 + s->kind);
+	if (!S.loop) {
+		dtest_fail(tn, "no RC QP pair: %s", S.loop_err);
+	} else if (source_write(s, s->off + IO_OFF, S.expect, IO_LEN)) {
+		dtest_fail(tn, "writing %s: %s", s->path, strerror(errno));
+	} else {
+		memset(S.buf, 0, IO_LEN);
+		if (rcloop_read(S.loop, S.buf, S.buf_mr->lkey,
+				(uintptr_t)mr->addr + IO_OFF, mr->rkey,
+				IO_LEN)) {
+			dtest_fail(tn, "%s", rcloop_errmsg());
+		} else {
+			d = first_diff(S.buf, S.expect, IO_LEN);
+			dtest_check(tn, d < 0,
+				    "256 KiB written by a separate pwrite, RDMA READ of the read-only MR: %s",
+				    diff_text(how, sizeof(how), d));
+		}
+	}
+
+	tname(tn, sizeof(tn), s, "read-only-deregister");
+	ret = ibv_dereg_dax_mr(mr);
+	dtest_check(tn, !ret, "ibv_dereg_dax_mr%s%s", ret ? ": " : "",
+		    ret ? strerror(ret) : "");
+	close(a.fd);
+}
+
+/* A page-cache file on a file system with writeback (non-DAX ext4) */
+static void test_pagecache(const struct source *s)
+{
+	if (pagecache_write_pin())
+		test_source(s);
+	else
+		test_write_refused(s);
+	test_kernel_write_pin(s);
+	test_read_only(s);
+}
+
 static void check_counts(const char *tn, const struct counts *b,
 			 const struct counts *a, int n, const char *what,
 			 double secs)
@@ -648,7 +874,7 @@ int main(int argc, char **argv)
 			dtest_fail("ext4-nodax-register", "creating %s: %s",
 				   ef.path, strerror(errno));
 		else
-			test_source(&ef);
+			test_pagecache(&ef);
 	}
 
 	test_fsdax("ext4-fsdax", ext4);
