@@ -459,6 +459,31 @@ static int rdma_read(uint64_t remote, uint32_t rkey, void *buf, size_t len,
 	return 0;
 }
 
+/*
+ * Opens path with oflags, takes the exclusive layout lease when lease,
+ * and maps [off, off + len) MAP_SHARED with prot: the mapping and *fd, or
+ * MAP_FAILED with errno (*fd is then whatever must still be closed).
+ */
+static void *open_lease_map(const char *path, int oflags, bool lease,
+			    int prot, size_t len, off_t off, int *fd)
+{
+	*fd = open(path, oflags | O_CLOEXEC);
+	if (*fd < 0 || (lease && fcntl(*fd, F_SETLEASE, LAYOUT_EXCL)))
+		return MAP_FAILED;
+	return mmap(NULL, len, prot, MAP_SHARED, *fd, off);
+}
+
+/* Unmaps map (MAP_FAILED: nothing), drops fd's lease and closes it (< 0: none) */
+static void unmap_unlease(void *map, size_t len, int fd)
+{
+	if (map != MAP_FAILED)
+		munmap(map, len);
+	if (fd >= 0) {
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+		close(fd);
+	}
+}
+
 /* Runs the checker on fs and records it as fsck_<group>_<fs> */
 static void fsck_check(const struct kt_fs *fs, const char *group,
 		       bool remount)
@@ -1969,12 +1994,7 @@ out:
 		ibv_dealloc_mw(mw);
 	if (registered)
 		kt_destroy_mr(&dev, raw.handle);
-	if (map != MAP_FAILED)
-		munmap(map, KT_PIN_LEN);
-	if (fd >= 0) {
-		fcntl(fd, F_SETLEASE, F_UNLCK);
-		close(fd);
-	}
+	unmap_unlease(map, KT_PIN_LEN, fd);
 	unlink(path);
 }
 
@@ -2375,13 +2395,7 @@ static void readonly_fd_reg(const char *tag, const char *path, size_t len,
 		 tag);
 	snprintf(n_rereg, sizeof(n_rereg),
 		 "i11_readonly_rereg_write_refused_%s", tag);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && lease && fcntl(fd, F_SETLEASE, LAYOUT_EXCL)) {
-		close(fd);
-		fd = -1;
-	}
-	map = fd < 0 ? MAP_FAILED :
-		       mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	map = open_lease_map(path, O_RDONLY, lease, PROT_READ, len, 0, &fd);
 	buf = malloc(len);
 	expect = malloc(len);
 	if (map == MAP_FAILED || !buf || !expect) {
@@ -2441,12 +2455,7 @@ static void readonly_fd_reg(const char *tag, const char *path, size_t len,
 out:
 	if (lmr)
 		ibv_dereg_mr(lmr);
-	if (map != MAP_FAILED)
-		munmap(map, len);
-	if (fd >= 0) {
-		fcntl(fd, F_SETLEASE, F_UNLCK);
-		close(fd);
-	}
+	unmap_unlease(map, len, fd);
 	free(buf);
 	free(expect);
 }
@@ -2461,14 +2470,8 @@ static void readonly_rdwr_reg(const char *name, const char *path, size_t len,
 	void *map = MAP_FAILED;
 	int fd, ret;
 
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd >= 0 && lease && fcntl(fd, F_SETLEASE, LAYOUT_EXCL)) {
-		close(fd);
-		fd = -1;
-	}
-	map = fd < 0 ? MAP_FAILED :
-		       mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-			    0);
+	map = open_lease_map(path, O_RDWR, lease, PROT_READ | PROT_WRITE, len,
+			     0, &fd);
 	buf = malloc(len);
 	expect = malloc(len);
 	if (map == MAP_FAILED || !buf || !expect) {
@@ -2496,12 +2499,7 @@ static void readonly_rdwr_reg(const char *name, const char *path, size_t len,
 out:
 	if (lmr)
 		ibv_dereg_mr(lmr);
-	if (map != MAP_FAILED)
-		munmap(map, len);
-	if (fd >= 0) {
-		fcntl(fd, F_SETLEASE, F_UNLCK);
-		close(fd);
-	}
+	unmap_unlease(map, len, fd);
 	free(buf);
 	free(expect);
 }
@@ -2519,13 +2517,8 @@ static void readonly_hole(const char *name, const char *path, off_t off,
 	void *map = MAP_FAILED;
 	int fd, ret;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && fcntl(fd, F_SETLEASE, LAYOUT_EXCL)) {
-		close(fd);
-		fd = -1;
-	}
-	map = fd < 0 ? MAP_FAILED :
-		       mmap(NULL, PMD_SIZE, PROT_READ, MAP_SHARED, fd, off);
+	map = open_lease_map(path, O_RDONLY, true, PROT_READ, PMD_SIZE, off,
+			     &fd);
 	if (map == MAP_FAILED) {
 		dtest_fail(name, "open O_RDONLY + lease, mmap of %s: %s", path,
 			   strerror(errno));
@@ -2540,12 +2533,7 @@ static void readonly_hole(const char *name, const char *path, off_t off,
 		    "REMOTE_READ-only REG_MR (DAX_FD, O_RDONLY) of 2 MiB %s: %s (want ENODATA: the zero page is no block of the file); file_pins after: \"%s\" (want empty)",
 		    what, en(ret), kt_oneline(pins));
 out:
-	if (map != MAP_FAILED)
-		munmap(map, PMD_SIZE);
-	if (fd >= 0) {
-		fcntl(fd, F_SETLEASE, F_UNLCK);
-		close(fd);
-	}
+	unmap_unlease(map, PMD_SIZE, fd);
 }
 
 /* FS_IOC_SETFLAGS: set (on) or clear flag on path; 0 or errno */
@@ -2605,12 +2593,7 @@ static void readonly_unwritable(const struct kt_fs *fs, const char *base,
 		    "root, owner and lease holder of the %s file %s, REMOTE_READ-only REG_MR (DAX_FD) of its O_RDONLY PROT_READ mapping: %s (want EACCES: nobody may write the file, so no pin that a driver could write through)",
 		    what, path, en(ret));
 out:
-	if (map != MAP_FAILED)
-		munmap(map, KT_PIN_LEN);
-	if (fd >= 0) {
-		fcntl(fd, F_SETLEASE, F_UNLCK);
-		close(fd);
-	}
+	unmap_unlease(map, KT_PIN_LEN, fd);
 	set_inode_flag(path, flag, false);
 	unlink(path);
 }
