@@ -429,16 +429,21 @@ static int pin_file(const char *path, off_t off, size_t len,
 	return ret;
 }
 
-/* RDMA READ of [remote, +len) of rkey into buf (registered here) */
-static int rdma_read(uint64_t remote, uint32_t rkey, void *buf, size_t len,
-		     struct ibv_mr **lmr_cache)
+/*
+ * RDMA READ of [remote, +len) of rkey into base + off; *lmr_cache
+ * registers [base, base + base_len) at the first call (and is reused).
+ */
+static int rdma_read_at(uint64_t remote, uint32_t rkey, uint8_t *base,
+			size_t base_len, size_t off, size_t len,
+			struct ibv_mr **lmr_cache)
 {
 	if (!dev.loop) {
 		snprintf(why, sizeof(why), "no RC loopback: %s", dev.loop_err);
 		return ENODEV;
 	}
 	if (!*lmr_cache) {
-		*lmr_cache = ibv_reg_mr(dev.pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+		*lmr_cache = ibv_reg_mr(dev.pd, base, base_len,
+					IBV_ACCESS_LOCAL_WRITE);
 		if (!*lmr_cache) {
 			snprintf(why, sizeof(why),
 				 "ibv_reg_mr of the local buffer: %s",
@@ -446,17 +451,24 @@ static int rdma_read(uint64_t remote, uint32_t rkey, void *buf, size_t len,
 			return errno ? errno : EIO;
 		}
 	}
-	if (rcloop_read(dev.loop, buf, (*lmr_cache)->lkey, remote, rkey,
+	if (rcloop_read(dev.loop, base + off, (*lmr_cache)->lkey, remote, rkey,
 			len)) {
 		int err = errno ? errno : EIO;
 
-		snprintf(why, sizeof(why), "RDMA READ of %zu bytes: %s", len,
-			 rcloop_errmsg());
+		snprintf(why, sizeof(why), "RDMA READ of %zu bytes at %zu: %s",
+			 len, off, rcloop_errmsg());
 		rcloop_destroy(dev.loop);
 		dev.loop = rcloop_create(dev.ctx, dev.pd, kt_env.gid_index);
 		return err;
 	}
 	return 0;
+}
+
+/* RDMA READ of [remote, +len) of rkey into buf (registered here) */
+static int rdma_read(uint64_t remote, uint32_t rkey, void *buf, size_t len,
+		     struct ibv_mr **lmr_cache)
+{
+	return rdma_read_at(remote, rkey, buf, len, 0, len, lmr_cache);
 }
 
 /*
@@ -722,6 +734,7 @@ out:
 
 #define RACE_LEN (PMD_SIZE + 256 * 1024)	/* two GUP batches */
 #define RACE_MAX_ITER 1500
+#define RACE_CHUNK (256 * 1024)		/* divides RACE_LEN */
 
 struct remapper {
 	uint8_t *addr;
@@ -880,7 +893,10 @@ static void t_i2_race(const struct kt_fs *fs, enum race_mode mode)
 		own_pins(pins, sizeof(pins));
 		in1 = pins_naming(pins, p[0]);
 		in2 = pins_naming(pins, p[1]);
-		ret = rdma_read((uintptr_t)m.addr, rkey, buf, RACE_LEN, &lmr);
+		/* 256 KiB a READ: every page is read back all the same */
+		for (pg = 0, ret = 0; !ret && pg < RACE_LEN; pg += RACE_CHUNK)
+			ret = rdma_read_at((uintptr_t)m.addr + pg, rkey, buf,
+					   RACE_LEN, pg, RACE_CHUNK, &lmr);
 		if (daxfd)
 			kt_destroy_mr(&dev, raw.handle);
 		else
