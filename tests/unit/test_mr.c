@@ -28,23 +28,10 @@
 #include "request.h"
 #include "source.h"
 #include "unit.h"
+#include "unit_source.h"
 
 static struct ibv_pd fake_pd;
 
-/* Validate attr and open its source, as ibv_reg_dax_mr() does */
-static int open_source(const struct ibv_dax_mr_init_attr *attr,
-		       struct dl_request *req, struct dl_source *src)
-{
-	char msg[DL_ERRMSG_MAX];
-	int ret;
-
-	ret = dl_request_init(req, attr, msg, sizeof(msg));
-	if (ret) {
-		errno = ret;
-		return -1;
-	}
-	return dl_source_open(req, src);
-}
 static char *file_ok;
 static int thread_bad;
 
@@ -196,7 +183,7 @@ int main(void)
 	a.access = IBV_ACCESS_LOCAL_WRITE;
 	maps = unit_count_maps();
 	fds = unit_count_fds();
-	ret = open_source(&a, &req, &src);
+	ret = unit_open_source(&a, &req, &src);
 	if (ret) {
 		dtest_fail("map/open", "%s", ibv_dax_errmsg());
 	} else {
@@ -226,7 +213,7 @@ int main(void)
 	}
 	/* read-only mapping refuses writes: PROT_READ only */
 	a.access = 0;
-	if (!open_source(&a, &req, &src)) {
+	if (!unit_open_source(&a, &req, &src)) {
 		ret = dl_map_range(&src, &req, &map);
 		dtest_check("map/readonly-prot",
 			    !ret && mprotect(map.base, 4096,
@@ -251,7 +238,7 @@ int main(void)
 	a.length = 3 << 20;
 	a.access = IBV_ACCESS_LOCAL_WRITE;
 	maps = unit_count_maps();
-	if (big && !open_source(&a, &req, &src)) {
+	if (big && !unit_open_source(&a, &req, &src)) {
 		src.kind = IBV_DAX_FILE_FSDAX;
 		ret = dl_map_range(&src, &req, &map);
 		dtest_check("map/congruent-2m",

@@ -20,23 +20,9 @@
 #include "request.h"
 #include "source.h"
 #include "unit.h"
+#include "unit_source.h"
 
 static struct ibv_pd fake_pd;
-
-/* Validate attr and open its source, as ibv_reg_dax_mr() does */
-static int open_source(const struct ibv_dax_mr_init_attr *attr,
-		       struct dl_request *req, struct dl_source *src)
-{
-	char msg[DL_ERRMSG_MAX];
-	int ret;
-
-	ret = dl_request_init(req, attr, msg, sizeof(msg));
-	if (ret) {
-		errno = ret;
-		return -1;
-	}
-	return dl_source_open(req, src);
-}
 
 /* Internal open + classify; returns errno (0 ok) and the kind. */
 static int classify(const struct ibv_dax_mr_init_attr *attr,
@@ -46,7 +32,7 @@ static int classify(const struct ibv_dax_mr_init_attr *attr,
 	struct dl_source src;
 
 	*kind = IBV_DAX_FILE_UNKNOWN;
-	if (open_source(attr, &req, &src))
+	if (unit_open_source(attr, &req, &src))
 		return errno;
 	*kind = src.kind;
 	dl_source_close(&src);
