@@ -313,11 +313,16 @@ static const char *const cname[C_NUM] = {
  * Phases of the hand-made lease path and of baseline A; prefault only of
  * raw_fsdax_prefaulted, whose ioctl then pins pages that are mapped
  * already: the difference of the two ioctl phases is the file system's
- * DAX faults inside the pin.
+ * DAX faults inside the pin.  dontfork, in no total: an
+ * madvise(MADV_DONTFORK) of the mapping, what keeping it out of forked
+ * children costs; raw_fsdax before the ioctl (no page mapped yet),
+ * raw_fsdax_prefaulted after it (every page mapped and pinned).
  */
-enum { P_TOTAL, P_OPEN, P_MAP, P_LEASE, P_IOCTL, P_PREFAULT, P_NUM };
+enum { P_TOTAL, P_OPEN, P_MAP, P_LEASE, P_IOCTL, P_PREFAULT, P_DONTFORK,
+       P_NUM };
 static const char *const pname[P_NUM] = {
 	"total", "open_classify", "map", "lease", "ioctl", "prefault",
+	"dontfork",
 };
 
 struct regset {
@@ -353,6 +358,16 @@ static void sample_dax(struct regset *rs, int c, const char *path,
 	s_add(&rs->dereg[c], now_us() - t0);
 }
 
+static void time_dontfork(struct series *s, void *p, size_t len)
+{
+	double t0 = now_us();
+
+	if (madvise(p, len, MADV_DONTFORK))
+		s_err(s, "madvise(MADV_DONTFORK): %s", strerror(errno));
+	else
+		s_add(s, now_us() - t0);
+}
+
 /*
  * The lease path by hand: what ibv_reg_dax_mr() does, step by step.  With
  * prefault (case raw_fsdax_prefaulted), every page of the range is written
@@ -364,7 +379,7 @@ static void sample_raw_fsdax(struct regset *rs, size_t len, bool prefault)
 	int c = prefault ? C_RAW_FSDAX_PREFAULTED : C_RAW_FSDAX;
 	struct series *s = rs->reg[c];
 	struct kt_dev d = { .ctx = ctx, .pd = pd };
-	double t[P_IOCTL + 1], tpf = 0;
+	double t[P_IOCTL + 1], tioc;
 	struct kt_raw_mr raw;
 	struct statx stx;
 	size_t mlen = round_page(len);
@@ -402,14 +417,16 @@ static void sample_raw_fsdax(struct regset *rs, size_t len, bool prefault)
 		goto out_unmap;
 	}
 	t[3] = now_us();
+	if (!prefault)
+		time_dontfork(&s[P_DONTFORK], p, mlen);
+	tioc = now_us();
 	if (prefault) {
 		volatile char *q = p;
 		size_t off;
 
 		for (off = 0; off < mlen; off += 4 * KIB)
 			q[off] = q[off];
-		tpf = now_us() - t[3];
-		t[3] = now_us();
+		tioc = now_us();
 	}
 	err = kt_reg_mr_ioctl(&d, p, len, ACCESS, fd, fs_off(len), &raw);
 	t[4] = now_us();
@@ -417,11 +434,15 @@ static void sample_raw_fsdax(struct regset *rs, size_t len, bool prefault)
 		s_err(&s[P_TOTAL], "extended REG_MR ioctl: %s", strerror(err));
 		goto out_unlease;
 	}
+	/* the phases: lease ends at t[3], the ioctl starts at tioc */
 	s_add(&s[P_TOTAL], t[4] - t[0]);
-	for (i = 1; i <= P_IOCTL; i++)
+	for (i = 1; i < P_IOCTL; i++)
 		s_add(&s[i], t[i] - t[i - 1]);
-	if (prefault)
-		s_add(&s[P_PREFAULT], tpf);
+	s_add(&s[P_IOCTL], t[4] - tioc);
+	if (prefault) {
+		s_add(&s[P_PREFAULT], tioc - t[3]);
+		time_dontfork(&s[P_DONTFORK], p, mlen);
+	}
 	t[0] = now_us();
 	err = kt_destroy_mr(&d, raw.handle);
 	fcntl(fd, F_SETLEASE, F_UNLCK);
@@ -588,25 +609,27 @@ static void sample_case(struct regset *t, int c, size_t len, void *anon,
 }
 
 /*
- * Case c over baseline A, run by run: both samples of a run were taken
+ * Case c over case base, run by run: both samples of a run were taken
  * within one pass over the cases, so a slow spell of the host, which
  * moves the medians of whole blocks of samples, cancels out of the
  * run's ratio.  Only when both cases have a sample for every run (the
  * series are still in run order here; emit() sorts them).
  */
-static void pair_ratio(struct regset *rs, int c, size_t len)
+static void pair_ratio(struct regset *rs, int c, int base, size_t len)
 {
-	struct series *x = &rs->reg[c][P_TOTAL], *a = &rs->reg[C_BASE_A][P_TOTAL];
+	struct series *x = &rs->reg[c][P_TOTAL], *a = &rs->reg[base][P_TOTAL];
+	char phase[64];
 	struct series q;
 	int r;
 
 	if (x->n != o.runs || a->n != o.runs || x->err[0] || a->err[0])
 		return;
+	snprintf(phase, sizeof(phase), "vs_%s", cname[base]);
 	s_init(&q, o.runs);
 	for (r = 0; r < o.runs; r++)
 		s_add(&q, x->v[r] / a->v[r]);
 	emit(&(struct rec){ .group = "pair", .cas = cname[c],
-			    .phase = "vs_baseline_a_devdax", .unit = "ratio",
+			    .phase = phase, .unit = "ratio",
 			    .size = len }, &q, o.runs);
 	s_free(&q);
 }
@@ -657,8 +680,9 @@ static void bench_registration(void)
 				}
 			}
 		}
-		pair_ratio(&rs, C_DAX_FSDAX, len);
-		pair_ratio(&rs, C_RAW_FSDAX, len);
+		pair_ratio(&rs, C_DAX_FSDAX, C_BASE_A, len);
+		pair_ratio(&rs, C_RAW_FSDAX, C_BASE_A, len);
+		pair_ratio(&rs, C_DAX_FSDAX, C_RAW_FSDAX, len);
 		for (c = 0; c < C_NUM; c++) {
 			const char *why = rs.reg[c][P_TOTAL].err;
 
@@ -672,15 +696,16 @@ static void bench_registration(void)
 		for (c = 0; c < C_NUM; c++) {
 			/* rpma on fsdax may fail: that is the finding */
 			int need = c == C_RPMA_FSDAX ? 0 : o.runs;
-			int np = c == C_RAW_FSDAX_PREFAULTED ? P_NUM :
-				 c == C_RAW_FSDAX || c == C_BASE_A ? P_IOCTL + 1 :
-				 1;
+			int np = c == C_RAW_FSDAX_PREFAULTED ||
+				 c == C_RAW_FSDAX ? P_NUM :
+				 c == C_BASE_A ? P_IOCTL + 1 : 1;
 
 			for (p = 0; p < np; p++) {
 				struct rec rr = { .group = "reg", .cas = cname[c],
 						  .phase = pname[p], .size = len };
 
-				if (c == C_BASE_A && p == P_LEASE)
+				if ((c == C_BASE_A && p == P_LEASE) ||
+				    (c == C_RAW_FSDAX && p == P_PREFAULT))
 					continue;
 				emit(&rr, &rs.reg[c][p], p ? (need ? o.runs : 0) : need);
 			}
