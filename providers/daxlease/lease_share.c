@@ -39,12 +39,11 @@ static unsigned int share_bucket(dev_t dev, ino_t ino)
 	return (unsigned int)((v ^ (v >> 8) ^ (v >> 16)) % DL_SHARE_BUCKETS);
 }
 
-struct dl_lease_share *dl_lease_share_get(int fd, const char *path,
+struct dl_lease_share *dl_lease_share_get(int *fdp, const char *path,
 					  dev_t dev, ino_t ino)
 {
 	struct dl_lease_share **head = &shares[share_bucket(dev, ino)];
 	struct dl_lease_share *sh;
-	int err;
 
 	pthread_mutex_lock(&share_lock);
 	for (sh = *head; sh; sh = sh->next)
@@ -58,25 +57,17 @@ struct dl_lease_share *dl_lease_share_get(int fd, const char *path,
 		dl_err(ENOMEM, "out of memory");
 		goto out;
 	}
-	sh->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (sh->fd < 0) {
-		err = errno;
-		free(sh);
-		sh = NULL;
-		dl_err(err, "cannot duplicate the descriptor of %s: %s", path,
-		       strerror(err));
-		goto out;
-	}
-	if (dl_lease_take(sh->fd, path)) {
+	if (dl_lease_take(*fdp, path)) {
 		struct dl_err_save s;
 
 		dl_err_save(&s);
-		close(sh->fd);
 		free(sh);
 		sh = NULL;
 		dl_err_restore(&s);
 		goto out;
 	}
+	sh->fd = *fdp;
+	*fdp = -1;
 	sh->dev = dev;
 	sh->ino = ino;
 	sh->refs = 1;
@@ -88,7 +79,7 @@ out:
 }
 
 int dl_lease_share_put(struct dl_lease_share *sh, const char *path,
-		       bool force)
+		       bool force, int *fdp)
 {
 	struct dl_lease_share **pp;
 	int ret = 0;
@@ -107,7 +98,10 @@ int dl_lease_share_put(struct dl_lease_share *sh, const char *path,
 			*pp = sh->next;
 			break;
 		}
-	close(sh->fd);
+	if (*fdp < 0)
+		*fdp = sh->fd;
+	else
+		close(sh->fd);
 	free(sh);
 out:
 	pthread_mutex_unlock(&share_lock);

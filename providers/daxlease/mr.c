@@ -148,7 +148,7 @@ static int reg_lease_pin(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 	 * The lease comes before the pin (doc/design.md §1.2).  The kernel
 	 * checks the lease on DAX_FD, the open file that carries it.
 	 */
-	m->lease = dl_lease_share_get(m->src.fd, m->src.path, m->src.dev,
+	m->lease = dl_lease_share_get(&m->src.fd, m->src.path, m->src.dev,
 				      m->src.ino);
 	if (!m->lease)
 		return -1;
@@ -164,7 +164,7 @@ static int reg_lease_pin(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 	if (ret) {
 		lease_pin_err(m, ret);
 		dl_err_save(&s);
-		dl_lease_share_put(m->lease, m->src.path, true);
+		dl_lease_share_put(m->lease, m->src.path, true, &m->src.fd);
 		m->lease = NULL;
 		dl_err_restore(&s);
 		return -1;
@@ -173,7 +173,7 @@ static int reg_lease_pin(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 
 	/* doc/design.md §1.4: pins stay, further pins of the file will fail */
 	if ((m->req.flags & IBV_DAX_MR_RELEASE_LEASE) &&
-	    !dl_lease_share_put(m->lease, m->src.path, false))
+	    !dl_lease_share_put(m->lease, m->src.path, false, &m->src.fd))
 		m->lease = NULL;
 	return 0;
 }
@@ -243,9 +243,6 @@ DL_EXPORT struct ibv_mr *ibv_reg_dax_mr(struct ibv_pd *pd,
 	}
 	if (ret)
 		goto err_unref;
-
-	if (m->strategy == IBV_DAX_MR_STRATEGY_LEASE_PIN)
-		dl_fork_exclude(m->map.base, m->map.map_len);
 
 	m->req.path = NULL;		/* the caller's, not kept */
 	m->magic = DL_MR_MAGIC;
@@ -326,10 +323,10 @@ static void mr_free(struct dl_mr *m, bool child)
 
 	dl_err_save(&s);
 	if (m->lease && !child)
-		dl_lease_share_put(m->lease, m->src.path, true);
+		dl_lease_share_put(m->lease, m->src.path, true, &m->src.fd);
 	/*
-	 * A lease-pin mapping is MADV_DONTFORK: a child never had it, and
-	 * the range may hold something else of the child's by now.
+	 * A lease-pin mapping: the child's copy went in the fork handler,
+	 * and the range may hold something else of the child's by now.
 	 */
 	if (child && m->strategy == IBV_DAX_MR_STRATEGY_LEASE_PIN)
 		m->map.base = NULL;
@@ -417,7 +414,8 @@ DL_EXPORT int ibv_dax_mr_release_lease(struct ibv_mr *mr)
 		ret = dl_err(EPERM,
 			     "MR belongs to process %d: a forked child cannot release its lease",
 			     (int)m->owner_pid);
-	else if (m->lease && dl_lease_share_put(m->lease, m->src.path, false))
+	else if (m->lease &&
+		 dl_lease_share_put(m->lease, m->src.path, false, &m->src.fd))
 		ret = -1;
 	else
 		m->lease = NULL;
