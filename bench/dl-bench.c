@@ -213,7 +213,7 @@ static void emit(const struct rec *r, struct series *s, int needed)
 		json_num(f, "median", med);
 		json_num(f, "min", mn);
 		json_num(f, "max", mx);
-		if (r->op)
+		if (r->op && !r->unit)
 			json_num(f, "mbps", r->mbps);
 		if (s->err[0]) {
 			fprintf(f, ",\"error\":");
@@ -299,6 +299,31 @@ static struct ibv_mr *reg_dax(const char *path, uint64_t off, size_t len)
 	};
 
 	return ibv_reg_dax_mr(pd, &a);
+}
+
+/*
+ * The order of n cases in run r: a permutation of its own for every run
+ * (Fisher-Yates on a fixed-seed generator, the same in every boot), so
+ * that no case has a place in the order or a predecessor of its own: a
+ * case that leaves the file in some state (written, faulted) must not
+ * always hand it to the same next case.
+ */
+static void run_order(int *ord, int n, int r)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(r + 8);	/* odd: never 0 */
+	int i, j, tmp;
+
+	for (i = 0; i < n; i++)
+		ord[i] = i;
+	for (i = n - 1; i > 0; i--) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		j = (int)(x % (uint64_t)(i + 1));
+		tmp = ord[i];
+		ord[i] = ord[j];
+		ord[j] = tmp;
+	}
 }
 
 /* ---- registration: one sample of each case ---- */
@@ -666,11 +691,11 @@ static void bench_registration(void)
 		/* one warm-up round (capability probe, page tables), then runs */
 		for (r = -1; r < o.runs; r++) {
 			struct regset *t = &rs;
+			int ord[C_NUM];
 
-			/* each run starts at another case: no place in the order is theirs */
+			run_order(ord, C_NUM, r);
 			for (k = 0; k < C_NUM; k++)
-				sample_case(t, (k + r + 1) % C_NUM, len, anon, mdev,
-					    fd_fs);
+				sample_case(t, ord[k], len, anon, mdev, fd_fs);
 			if (r < 0) {
 				/* drop the warm-up samples, keep errors */
 				for (c = 0; c < C_NUM; c++) {
@@ -1007,6 +1032,31 @@ static void bench_nmr(void)
 
 /* ---- data path over the rxe loopback RC pair ---- */
 
+/*
+ * Bandwidth of target x over DRAM, run by run: the DRAM latency over x's
+ * of the same run (one operation in flight: bandwidth is the inverse
+ * latency).  A latency with two modes, which moves the median of a
+ * whole series from one mode to the other, gives ratios around 1 here.
+ * Only when both have every run (still in run order here).
+ */
+static void data_pair(const struct series *x, const struct series *dram,
+		      const char *name, int op, size_t len)
+{
+	struct series q;
+	int r;
+
+	if (x->n != o.data_runs || dram->n != o.data_runs || x->err[0] ||
+	    dram->err[0])
+		return;
+	s_init(&q, o.data_runs);
+	for (r = 0; r < o.data_runs; r++)
+		s_add(&q, dram->v[r] / x->v[r]);
+	emit(&(struct rec){ .group = "pair", .cas = name, .phase = "vs_dram",
+			    .op = op ? "read" : "write", .unit = "ratio",
+			    .size = len }, &q, o.data_runs);
+	s_free(&q);
+}
+
 static void bench_data(void)
 {
 	static const size_t dsz_full[] = { 64, 256, 1 * KIB, 4 * KIB, 16 * KIB,
@@ -1074,14 +1124,15 @@ static void bench_data(void)
 				s_init(&s[t][op], o.data_runs);
 				sum[t][op] = 0;
 			}
-		/* each run starts at another target: no place in the order is theirs */
+		/* each run in an order of its own (run_order()) */
 		for (r = -1; r < o.data_runs; r++)
 			for (op = 0; op < 2; op++)
 				for (k = 0; k < 3; k++) {
 					double t0, dt;
-					int ret;
+					int ret, ord[3];
 
-					t = (k + r + 1) % 3;
+					run_order(ord, 3, r * 2 + op);
+					t = ord[k];
 					t0 = now_us();
 
 					ret = op == 0 ?
@@ -1101,6 +1152,9 @@ static void bench_data(void)
 						sum[t][op] += dt;
 					}
 				}
+		for (t = 0; t < 2; t++)
+			for (op = 0; op < 2; op++)
+				data_pair(&s[t][op], &s[2][op], tname[t], op, len);
 		for (t = 0; t < 3; t++)
 			for (op = 0; op < 2; op++) {
 				struct rec rr = {
