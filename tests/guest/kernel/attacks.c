@@ -67,6 +67,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -140,6 +141,18 @@ struct xfs_swapext {
 };
 #define XFS_IOC_SWAPEXT _IOWR('X', 109, struct xfs_swapext)
 _Static_assert(sizeof(struct xfs_swapext) == 192, "xfs_swapext layout");
+
+/* xfs exchange-range, Linux 6.10 (fs/xfs/libxfs/xfs_fs.h) */
+struct xfs_exchange_range {
+	int32_t file1_fd;
+	uint32_t pad;
+	uint64_t file1_offset;
+	uint64_t file2_offset;
+	uint64_t length;
+	uint64_t flags;
+};
+#define XFS_IOC_EXCHANGE_RANGE _IOW('X', 129, struct xfs_exchange_range)
+#define XFS_SB_FEAT_INCOMPAT_EXCHRANGE 0x40
 
 static struct kt_dev dev;
 static const char *only;
@@ -1323,6 +1336,7 @@ enum i5_op {
 	OP_MOVE_EXT,		/* a: orig, b: donor */
 	OP_SWAP_BOOT,		/* a: the file */
 	OP_SWAPEXT,		/* a: target, b: tmp */
+	OP_EXCHANGE_RANGE,	/* a: file2 (the ioctl's), b: file1 */
 	OP_FICLONE,		/* a: source, b: destination */
 	OP_FICLONERANGE,
 	OP_DEDUPE,
@@ -1330,7 +1344,8 @@ enum i5_op {
 
 static const char *const i5_names[] = {
 	[OP_MOVE_EXT] = "move_ext", [OP_SWAP_BOOT] = "swap_boot",
-	[OP_SWAPEXT] = "swapext", [OP_FICLONE] = "ficlone",
+	[OP_SWAPEXT] = "swapext", [OP_EXCHANGE_RANGE] = "exchange_range",
+	[OP_FICLONE] = "ficlone",
 	[OP_FICLONERANGE] = "ficlonerange", [OP_DEDUPE] = "dedupe",
 };
 
@@ -1363,6 +1378,13 @@ static int i5_do(enum i5_op op, int fa, int fb)
 		sx.sx_stat.bs_ctime.tv_sec = st.st_ctim.tv_sec;
 		sx.sx_stat.bs_ctime.tv_nsec = st.st_ctim.tv_nsec;
 		return ioctl(fb, XFS_IOC_SWAPEXT, &sx) ? errno : 0;
+	}
+	case OP_EXCHANGE_RANGE: {
+		struct xfs_exchange_range x = {
+			.file1_fd = fb, .length = KT_PIN_LEN,
+		};
+
+		return ioctl(fa, XFS_IOC_EXCHANGE_RANGE, &x) ? errno : 0;
 	}
 	case OP_FICLONE:
 		return ioctl(fb, FICLONE, fa) ? errno : 0;
@@ -2798,9 +2820,10 @@ static void t_i12(void)
 
 /* ---- the spare NVDIMM ------------------------------------------------- */
 
-static bool spare_format(struct kt_fs *fs, const char *name,
-			 const char *fsname, const char *const mkfs[],
-			 const char *type, const char *opts)
+static bool spare_format_then(struct kt_fs *fs, const char *name,
+			      const char *fsname, const char *const mkfs[],
+			      int (*then)(char *out, size_t len),
+			      const char *type, const char *opts)
 {
 	char out[2048];
 	int ret;
@@ -2818,6 +2841,10 @@ static bool spare_format(struct kt_fs *fs, const char *name,
 			   kt_oneline(out));
 		return false;
 	}
+	if (then && then(out, sizeof(out))) {
+		dtest_fail(name, "after %s on %s: %s", mkfs[0], spare_dev, out);
+		return false;
+	}
 	mkdir(spare_dir, 0755);
 	if (mount(spare_dev, spare_dir, type, 0, opts)) {
 		dtest_fail(name, "mount -t %s -o %s %s %s: %s", type, opts,
@@ -2827,6 +2854,13 @@ static bool spare_format(struct kt_fs *fs, const char *name,
 	dtest_pass(name, "%s on %s, mounted -t %s -o %s on %s", mkfs[0],
 		   spare_dev, type, opts, spare_dir);
 	return true;
+}
+
+static bool spare_format(struct kt_fs *fs, const char *name,
+			 const char *fsname, const char *const mkfs[],
+			 const char *type, const char *opts)
+{
+	return spare_format_then(fs, name, fsname, mkfs, NULL, type, opts);
 }
 
 static void t_spare_ext2(void)
@@ -2872,6 +2906,181 @@ out:
 	unlink(path);
 }
 
+/*
+ * On a dax=inode mount: fs->dir/dax with FS_XFLAG_DAX, so that files made
+ * there are DAX and the others are not; dfs is fs with that directory.
+ */
+static int make_dax_dir(const struct kt_fs *fs, struct kt_fs *dfs,
+			char *dir, size_t len)
+{
+	struct fsxattr fa;
+	int fd, ret;
+
+	snprintf(dir, len, "%s/dax", fs->dir);
+	mkdir(dir, 0755);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ret = fd < 0 || ioctl(fd, FS_IOC_FSGETXATTR, &fa) ? errno : 0;
+	if (!ret) {
+		fa.fsx_xflags |= FS_XFLAG_DAX;
+		ret = ioctl(fd, FS_IOC_FSSETXATTR, &fa) ? errno : 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	*dfs = *fs;
+	dfs->dir = dir;
+	return ret;
+}
+
+/*
+ * XFS_IOC_EXCHANGE_RANGE (Linux 6.10) exchanges the block maps of two
+ * files, as swapext does.  Before 6.10 the ioctl does not exist.
+ */
+static bool has_exchange_range(void)
+{
+	unsigned int major, minor;
+	struct utsname u;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return true;	/* unknown: attack */
+	return major > 6 || (major == 6 && minor >= 10);
+}
+
+static void i5_exchange_range_absent(const struct kt_fs *fs)
+{
+	const char *name = "i5_exchange_range_absent_xfs";
+	struct xfs_exchange_range x = { .length = KT_PIN_LEN };
+	char a[4096], b[4096];
+	int fa = -1, fb = -1, ret;
+	struct utsname u;
+
+	snprintf(a, sizeof(a), "%s", kt_path(fs, "i5xa"));
+	snprintf(b, sizeof(b), "%s", kt_path(fs, "i5xb"));
+	ret = make_file(a, KT_FILE_SIZE, 0x11, 0);
+	if (!ret)
+		ret = make_file(b, KT_FILE_SIZE, 0x66, 0);
+	if (!ret) {
+		fa = open(a, O_RDWR | O_CLOEXEC);
+		fb = open(b, O_RDWR | O_CLOEXEC);
+		if (fa < 0 || fb < 0)
+			ret = errno;
+	}
+	if (ret) {
+		dtest_fail(name, "not reached: files: %s", strerror(ret));
+	} else {
+		x.file1_fd = fb;
+		ret = ioctl(fa, XFS_IOC_EXCHANGE_RANGE, &x) ? errno : 0;
+		uname(&u);
+		dtest_check(name, ret == ENOTTY,
+			    "XFS_IOC_EXCHANGE_RANGE of two unpinned files on Linux %s: %s (want ENOTTY: before 6.10 xfs has no exchange-range)",
+			    u.release, en(ret));
+	}
+	if (fa >= 0)
+		close(fa);
+	if (fb >= 0)
+		close(fb);
+	unlink(a);
+	unlink(b);
+}
+
+/*
+ * xfs_db on the unmounted spare: set or clear the exchange-range feature
+ * (Debian 12's mkfs.xfs cannot make it, its xfs_repair does not know it).
+ * write -d: without the write verifier of a xfs_db that does not know the
+ * bit either, with the checksum updated.
+ */
+static int sb_exchrange(bool on, char *out, size_t len)
+{
+	const char *const get[] = { "xfs_db", "-r", "-c", "sb 0", "-c",
+				    "print features_incompat", spare_dev,
+				    NULL };
+	char cmd[64], *p;
+	long v;
+	int ret;
+
+	ret = kt_run(get, out, len, 60);
+	p = strstr(out, "features_incompat = ");
+	if (ret || !p || sscanf(p, "features_incompat = %li", &v) != 1) {
+		size_t l = strlen(out);
+
+		snprintf(out + l, len - l, " (xfs_db print exit %d)", ret);
+		return ret ? ret : EIO;
+	}
+	v = on ? v | XFS_SB_FEAT_INCOMPAT_EXCHRANGE :
+		 v & ~XFS_SB_FEAT_INCOMPAT_EXCHRANGE;
+	snprintf(cmd, sizeof(cmd), "write -d features_incompat %#lx",
+		 (unsigned long)v);
+	{
+		const char *const set[] = { "xfs_db", "-x", "-c", "sb 0", "-c",
+					    cmd, spare_dev, NULL };
+
+		ret = kt_run(set, out, len, 60);
+	}
+	return ret;
+}
+
+static int sb_exchrange_on(char *out, size_t len)
+{
+	return sb_exchrange(true, out, len);
+}
+
+/*
+ * The exchange attacks on a non-reflink xfs with the exchange-range
+ * feature, mounted dax=inode: two DAX files, then a pinned DAX file and
+ * one that is not DAX (xfs breaks the layouts of both only when both are
+ * DAX); then the feature off again, so that xfs_repair -n can check it.
+ */
+static void t_spare_xfs_exchange(const char *const mkfs[])
+{
+	const char *fsck = "fsck_i5_exchange_xfs";
+	char out[2048], daxdir[4096], a[4096], b[4096];
+	struct kt_fs fs, dfs;
+	int i, ret;
+
+	if (!spare_format_then(&fs, "setup_spare_xfs_exchange", "xfs", mkfs,
+			       sb_exchrange_on, "xfs", "dax=inode")) {
+		dtest_fail("i5_exchange_range_control_xfs",
+			   "not reached: no xfs with exchange-range and dax=inode");
+		return;
+	}
+	ret = make_dax_dir(&fs, &dfs, daxdir, sizeof(daxdir));
+	if (ret) {
+		dtest_fail("i5_exchange_range_control_xfs",
+			   "not reached: FS_XFLAG_DAX directory %s: %s", daxdir,
+			   strerror(ret));
+	} else {
+		i5_op_cases(&dfs, OP_EXCHANGE_RANGE, "file2", "file1", true);
+		snprintf(a, sizeof(a), "%s", kt_path(&dfs, "i5xdax"));
+		snprintf(b, sizeof(b), "%s", kt_path(&fs, "i5xpc"));
+		i5_case("i5_exchange_range_mixed_pinned_file2_xfs",
+			OP_EXCHANGE_RANGE, a, b, 1, 0, ETXTBSY, 0,
+			"exchange_range by another process of a pinned DAX file2 (lease released) with a file1 that is not DAX");
+		i5_case("i5_exchange_range_mixed_pinned_file1_xfs",
+			OP_EXCHANGE_RANGE, b, a, 2, 0, ETXTBSY, 0,
+			"exchange_range by another process of a file2 that is not DAX with a pinned DAX file1 (lease released)");
+	}
+	sync();
+	for (i = 0; i < 50; i++) {
+		ret = umount2(spare_dir, 0) ? errno : 0;
+		if (ret != EBUSY)
+			break;
+		usleep(100 * 1000);	/* a killed child's last fput */
+	}
+	if (!ret)
+		ret = sb_exchrange(false, out, sizeof(out));
+	else
+		snprintf(out, sizeof(out), "umount %s: %s", spare_dir,
+			 strerror(ret));
+	if (!ret && mount(spare_dev, spare_dir, "xfs", 0, "dax=always")) {
+		ret = errno;
+		snprintf(out, sizeof(out), "mount without exchange-range: %s",
+			 strerror(ret));
+	}
+	if (ret)
+		dtest_fail(fsck, "not reached: %s", kt_oneline(out));
+	else
+		fsck_check(&fs, "i5_exchange", false);
+}
+
 static void t_spare_xfs(void)
 {
 	const char *const mkfs_rl[] = { "mkfs.xfs", "-q", "-f", "-m",
@@ -2906,7 +3115,11 @@ static void t_spare_xfs(void)
 	/* a kernel that swaps pinned extents is left unstable: last */
 	if (want("i5_swapext"))
 		i5_op_cases(&fs, OP_SWAPEXT, "target", "tmp", true);
+	if (want("i5_exchange_range") && !has_exchange_range())
+		i5_exchange_range_absent(&fs);
 	fsck_check(&fs, "i5", false);
+	if (want("i5_exchange_range") && has_exchange_range())
+		t_spare_xfs_exchange(mkfs);
 }
 
 static void t_spare_ext4(void)
@@ -2916,8 +3129,7 @@ static void t_spare_ext4(void)
 				      spare_dev, NULL };
 	char daxdir[4096], a[4096], b[4096];
 	struct kt_fs fs, dfs;
-	struct fsxattr fa;
-	int fd, ret;
+	int ret;
 
 	if (!spare_format(&fs, "setup_spare_ext4", "ext4", mkfs, "ext4",
 			  "dax=inode")) {
@@ -2926,18 +3138,7 @@ static void t_spare_ext4(void)
 		return;
 	}
 	/* files in dax/ are DAX (inherited FS_XFLAG_DAX), the others not */
-	snprintf(daxdir, sizeof(daxdir), "%s/dax", spare_dir);
-	mkdir(daxdir, 0755);
-	fd = open(daxdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ret = fd < 0 || ioctl(fd, FS_IOC_FSGETXATTR, &fa) ? errno : 0;
-	if (!ret) {
-		fa.fsx_xflags |= FS_XFLAG_DAX;
-		ret = ioctl(fd, FS_IOC_FSSETXATTR, &fa) ? errno : 0;
-	}
-	if (fd >= 0)
-		close(fd);
-	dfs = fs;
-	dfs.dir = daxdir;
+	ret = make_dax_dir(&fs, &dfs, daxdir, sizeof(daxdir));
 	snprintf(a, sizeof(a), "%s", kt_path(&fs, "nodax"));
 	snprintf(b, sizeof(b), "%s", kt_path(&dfs, "dax"));
 	if (!ret)
@@ -3084,7 +3285,8 @@ int main(int argc, char **argv)
 	/* the spare NVDIMM; ext4's extent moves last */
 	if (want("i4_ext2"))
 		t_spare_ext2();
-	if (want("i10_pmd") || want("i5_reflink") || want("i5_swapext"))
+	if (want("i10_pmd") || want("i5_reflink") || want("i5_swapext") ||
+	    want("i5_exchange_range"))
 		t_spare_xfs();
 	if (want("i4_ext4_nodax") || want("i5_swap_boot") ||
 	    want("i5_move_ext"))
