@@ -405,7 +405,7 @@ static void sample_raw_fsdax(struct regset *rs, size_t len, bool prefault)
 	struct series *s = rs->reg[c];
 	struct kt_dev d = { .ctx = ctx, .pd = pd };
 	double t[P_IOCTL + 1], tioc;
-	struct kt_raw_mr raw;
+	struct ibv_mr raw;
 	struct statx stx;
 	size_t mlen = round_page(len);
 	void *p;

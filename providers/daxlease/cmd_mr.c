@@ -32,9 +32,11 @@ int dl_cmd_reg_dax_mr(struct ibv_pd *pd, uint32_t driver_id, void *addr,
 		     sizeof(mr->lkey));
 	dl_ioctl_out(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_RKEY, &mr->rkey,
 		     sizeof(mr->rkey));
-	dl_ioctl_in_fd(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD, dax_fd);
-	dl_ioctl_in_u64(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD_OFFSET,
-			dax_offset);
+	if (dax_fd >= 0) {
+		dl_ioctl_in_fd(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD, dax_fd);
+		dl_ioctl_in_u64(&cmd, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD_OFFSET,
+				dax_offset);
+	}
 
 	ret = dl_ioctl_exec(pd->context->cmd_fd, &cmd);
 	if (ret)

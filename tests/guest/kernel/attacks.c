@@ -73,11 +73,13 @@
 #include <unistd.h>
 
 #include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/ib_user_ioctl_verbs.h>
 #include <rdma/rdma_user_ioctl.h>
 #include <rdma/daxlease_user_ioctl_cmds.h>
 #include <linux/daxlease_fcntl.h>
 
 #include "dtest.h"
+#include "ioctl.h"
 #include "kt.h"
 
 #define LAYOUT_EXCL (F_LAYOUT | F_EXCLUSIVE)
@@ -873,7 +875,7 @@ static void t_i2_race(const struct kt_fs *fs, enum race_mode mode)
 	end = now_s() + race_seconds;
 	while (iter < RACE_MAX_ITER && now_s() < end && viol < 3) {
 		struct ibv_mr *mr = NULL;
-		struct kt_raw_mr raw;
+		struct ibv_mr raw;
 		uint32_t rkey;
 		int n1 = 0, n2 = 0, nx = 0, in1, in2;
 
@@ -1179,7 +1181,7 @@ static void t_i3_other_open(const struct kt_fs *fs)
 	const char *path = kt_path(fs, "i3open");
 	int fd1 = -1, fd2 = -1, ret;
 	void *map = MAP_FAILED;
-	struct kt_raw_mr raw;
+	struct ibv_mr raw;
 	struct ibv_mr *mr;
 
 	ret = kt_make_file(path, KT_FILE_SIZE, 0x11);
@@ -1276,7 +1278,7 @@ static void t_i4_ext2(const struct kt_fs *fs)
 	const char *n2 = "i4_ext2dax_reg_mr_daxfd_refused";
 	int fd = -1, ret, lease;
 	void *map = MAP_FAILED;
-	struct kt_raw_mr raw;
+	struct ibv_mr raw;
 	struct ibv_mr *mr;
 
 	ret = kt_make_file(path, KT_FILE_SIZE, 0x11);
@@ -1957,7 +1959,7 @@ static void t_i8_failed_dereg(const struct kt_fs *fs)
 {
 	const char *name = kt_name("i8_failed_dereg_keeps_pins", fs);
 	const char *path = kt_path(fs, "i8c");
-	struct kt_raw_mr raw;
+	struct ibv_mr raw;
 	struct ibv_mw *mw = NULL;
 	struct ibv_mr fake;
 	char pins_failed[4096], pins_after[4096];
@@ -2288,7 +2290,7 @@ static void t_i10_pmd_punch(const struct kt_fs *fs, unsigned int extsize)
 	struct punch_arg over = { path, x, PAGE };
 	uint8_t *res = MAP_FAILED, *map, zero[PAGE];
 	char ext[256], state[256], got[PAGE];
-	struct kt_raw_mr raw;
+	struct ibv_mr raw;
 	int fd = -1, ret, r1, r2, r3, v, fz;
 	bool pmd, reg = false;
 
@@ -2423,7 +2425,7 @@ static void readonly_fd_reg(const char *tag, const char *path, size_t len,
 {
 	char n_reg[96], n_write[96], n_rereg[96], pins[4096], vwhy[256];
 	struct ibv_mr *lmr = NULL;
-	struct kt_raw_mr raw;
+	struct ibv_mr raw;
 	uint8_t *buf = NULL, *expect = NULL;
 	void *map = MAP_FAILED;
 	int fd, ret, in, wr, rr, wr2, differs;
@@ -2503,7 +2505,7 @@ static void readonly_rdwr_reg(const char *name, const char *path, size_t len,
 			      bool lease, uint8_t seed)
 {
 	struct ibv_mr *lmr = NULL;
-	struct kt_raw_mr raw;
+	struct ibv_mr raw;
 	uint8_t *buf = NULL, *expect = NULL;
 	void *map = MAP_FAILED;
 	int fd, ret;
@@ -2550,7 +2552,7 @@ out:
 static void readonly_hole(const char *name, const char *path, off_t off,
 			  const char *what)
 {
-	struct kt_raw_mr raw;
+	struct ibv_mr raw;
 	char pins[4096];
 	void *map = MAP_FAILED;
 	int fd, ret;
@@ -2601,7 +2603,7 @@ static void readonly_unwritable(const struct kt_fs *fs, const char *base,
 {
 	const char *name = kt_name(base, fs);
 	const char *path = kt_path(fs, "i11f");
-	struct kt_raw_mr raw;
+	struct ibv_mr raw;
 	void *map = MAP_FAILED;
 	int fd = -1, ret;
 
@@ -2686,7 +2688,7 @@ static int devdax_not_owner_fn(void *arg, void *res)
 {
 	const char *path = arg;
 	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
-	struct kt_raw_mr raw;
+	struct ibv_mr raw;
 	int *out = res;
 	void *map;
 	int fd, ret;
@@ -2770,13 +2772,14 @@ static void t_i12(void)
 	struct kt_pin p = KT_PIN_INIT;
 	uint32_t lkey, rkey;
 	struct ib_uverbs_attr *h;
-	struct kt_ioctl c;
+	struct dl_ioctl c;
 	bool ns;
 	void *anon;
 	int ret;
 
-	kt_ioctl_init(&c, DAXLEASE_UVERBS_METHOD_REG_MR);
-	ret = kt_ioctl_exec(&dev, &c);
+	dl_ioctl_init(&c, UVERBS_OBJECT_MR, DAXLEASE_UVERBS_METHOD_REG_MR,
+		      RDMA_DRIVER_RXE);
+	ret = dl_ioctl_exec(dev.ctx->cmd_fd, &c);
 	dtest_check("i12_reg_mr_method_id_5",
 		    DAXLEASE_UVERBS_METHOD_REG_MR == 5 && ret == EINVAL,
 		    "method id %d (want upstream's UVERBS_METHOD_REG_MR = 5); an empty call: %s (want EINVAL: a known method missing its mandatory attributes)",
@@ -2796,19 +2799,24 @@ static void t_i12(void)
 	/* the first attribute id after upstream's last: unknown to the method */
 	anon = mmap(NULL, KT_PIN_LEN, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	kt_ioctl_init(&c, DAXLEASE_UVERBS_METHOD_REG_MR);
-	h = kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_HANDLE, 0, 0);
-	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_PD_HANDLE, 0, dev.pd->handle);
-	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_IOVA, 8, (uintptr_t)anon);
-	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_ADDR, 8, (uintptr_t)anon);
-	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_LENGTH, 8, KT_PIN_LEN);
-	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_ACCESS_FLAGS, 8, KT_ACCESS);
-	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_LKEY, 4,
-		 (uintptr_t)&lkey);
-	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_RKEY, 4,
-		 (uintptr_t)&rkey);
-	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_RKEY + 1, 8, 0);
-	ret = anon == MAP_FAILED ? ENOMEM : kt_ioctl_exec(&dev, &c);
+	dl_ioctl_init(&c, UVERBS_OBJECT_MR, DAXLEASE_UVERBS_METHOD_REG_MR,
+		      RDMA_DRIVER_RXE);
+	h = dl_ioctl_new_obj(&c, DAXLEASE_UVERBS_ATTR_REG_MR_HANDLE);
+	dl_ioctl_in_obj(&c, DAXLEASE_UVERBS_ATTR_REG_MR_PD_HANDLE,
+			dev.pd->handle);
+	dl_ioctl_in_u64(&c, DAXLEASE_UVERBS_ATTR_REG_MR_IOVA, (uintptr_t)anon);
+	dl_ioctl_in_u64(&c, DAXLEASE_UVERBS_ATTR_REG_MR_ADDR, (uintptr_t)anon);
+	dl_ioctl_in_u64(&c, DAXLEASE_UVERBS_ATTR_REG_MR_LENGTH, KT_PIN_LEN);
+	dl_ioctl_in_u64(&c, DAXLEASE_UVERBS_ATTR_REG_MR_ACCESS_FLAGS,
+			KT_ACCESS);
+	dl_ioctl_out(&c, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_LKEY, &lkey,
+		     sizeof(lkey));
+	dl_ioctl_out(&c, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_RKEY, &rkey,
+		     sizeof(rkey));
+	/* any 8-byte value: the id, not the content, must be refused */
+	dl_ioctl_in_u64(&c, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_RKEY + 1, 0);
+	ret = anon == MAP_FAILED ? ENOMEM :
+				   dl_ioctl_exec(dev.ctx->cmd_fd, &c);
 	if (!ret)
 		kt_destroy_mr(&dev, (uint32_t)h->data);
 	dtest_check("i12_next_upstream_attr_id_unknown", ret == EPROTONOSUPPORT,

@@ -612,7 +612,7 @@ enum fork_check {
 static int pin_inherited(struct kt_dev *d, const char *path)
 {
 	char rp[4096], link[64], target[4096];
-	struct kt_raw_mr raw;
+	struct ibv_mr raw;
 	int fd, ret, tried = 0;
 	ssize_t n;
 	void *map;

@@ -349,7 +349,7 @@ static void t_p2_fork(const struct kt_fs *fs, const char *path)
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
-		struct kt_raw_mr raw;
+		struct ibv_mr raw;
 		struct ibv_mr *mr;
 		struct kt_dev d;
 		void *map;
@@ -745,7 +745,7 @@ static void t_p4(const struct kt_fs *fs)
 	if (mr2)
 		ibv_dereg_mr(mr2);
 	if (map2 != MAP_FAILED) {
-		struct kt_raw_mr raw;
+		struct ibv_mr raw;
 
 		ret = kt_reg_mr_ioctl(&dev, map2, KT_PIN_LEN, KT_ACCESS, p.fd,
 				      2 * KT_MIB, &raw);
@@ -1023,7 +1023,7 @@ static void t_i6(const struct kt_fs *fs)
 {
 	struct kt_pin p = KT_PIN_INIT;
 	const char *path = NULL, *other = kt_path(fs, "i6other");
-	struct kt_raw_mr raw;
+	struct ibv_mr raw;
 	int ofd = -1, fd2 = -1, ret;
 	uint8_t *anon;
 	char got[256];

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -20,11 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <rdma/ib_user_ioctl_cmds.h>
 #include <rdma/ib_user_ioctl_verbs.h>
-#include <rdma/rdma_user_ioctl.h>
-#include <rdma/daxlease_user_ioctl_cmds.h>
 
+#include "cmd_mr.h"
 #include "kt.h"
 
 struct kt_env kt_env;
@@ -261,83 +258,18 @@ long long kt_file_size(const char *path)
 	return st.st_size;
 }
 
-struct ib_uverbs_attr *kt_attr(struct kt_ioctl *c, uint16_t id,
-			       uint16_t len, uint64_t data)
-{
-	struct ib_uverbs_attr *a = &c->attrs[c->hdr.num_attrs++];
-
-	memset(a, 0, sizeof(*a));
-	a->attr_id = id;
-	a->len = len;
-	/* a kernel that does not know the attribute must refuse the call */
-	a->flags = UVERBS_ATTR_F_MANDATORY;
-	a->data = data;
-	c->hdr.length += sizeof(*a);
-	return a;
-}
-
-void kt_ioctl_init(struct kt_ioctl *c, uint16_t method)
-{
-	memset(c, 0, sizeof(*c));
-	c->hdr.length = sizeof(c->hdr);
-	c->hdr.object_id = UVERBS_OBJECT_MR;
-	c->hdr.method_id = method;
-	/* the suites run on rxe only */
-	c->hdr.driver_id = RDMA_DRIVER_RXE;
-}
-
-int kt_ioctl_exec(struct kt_dev *d, struct kt_ioctl *c)
-{
-	if (ioctl(d->ctx->cmd_fd, RDMA_VERBS_IOCTL, &c->hdr))
-		return errno ? errno : EIO;
-	return 0;
-}
-
 int kt_reg_mr_ioctl(struct kt_dev *d, void *addr, size_t len,
 		    unsigned int access, int dax_fd, uint64_t dax_off,
-		    struct kt_raw_mr *mr)
+		    struct ibv_mr *mr)
 {
-	struct ib_uverbs_attr *handle;
-	uint32_t lkey = 0, rkey = 0;
-	struct kt_ioctl c;
-	int ret;
-
-	kt_ioctl_init(&c, DAXLEASE_UVERBS_METHOD_REG_MR);
-	handle = kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_HANDLE, 0, 0);
-	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_PD_HANDLE, 0, d->pd->handle);
-	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_IOVA, 8, (uintptr_t)addr);
-	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_ADDR, 8, (uintptr_t)addr);
-	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_LENGTH, 8, len);
-	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_ACCESS_FLAGS, 8, access);
-	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_LKEY, sizeof(lkey),
-		(uintptr_t)&lkey);
-	kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_RESP_RKEY, sizeof(rkey),
-		(uintptr_t)&rkey);
-	if (dax_fd >= 0) {
-		/* RAW_FD: len 0, the fd in data */
-		kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD, 0, 0)->data_s64 =
-			dax_fd;
-		kt_attr(&c, DAXLEASE_UVERBS_ATTR_REG_MR_DAX_FD_OFFSET, 8,
-			dax_off);
-	}
-	ret = kt_ioctl_exec(d, &c);
-	if (ret)
-		return ret;
-	mr->handle = (uint32_t)handle->data;
-	mr->lkey = lkey;
-	mr->rkey = rkey;
-	return 0;
+	/* the suites run on rxe only */
+	return dl_cmd_reg_dax_mr(d->pd, RDMA_DRIVER_RXE, addr, len,
+				 (uintptr_t)addr, access, dax_fd, dax_off, mr);
 }
 
 int kt_destroy_mr(struct kt_dev *d, uint32_t handle)
 {
-	struct kt_ioctl c;
-
-	kt_ioctl_init(&c, UVERBS_METHOD_MR_DESTROY);
-	kt_attr(&c, UVERBS_ATTR_DESTROY_MR_HANDLE, 0, handle);
-	if (ioctl(d->ctx->cmd_fd, RDMA_VERBS_IOCTL, &c.hdr))
-		return errno ? errno : EIO;
-	return 0;
+	return dl_cmd_destroy_mr(d->ctx->cmd_fd, RDMA_DRIVER_RXE, handle);
 }
 
 int kt_pin(struct kt_dev *d, const char *path, off_t off, size_t len,

@@ -7,8 +7,10 @@
  * /proc/<pid>/file_pins expectations and a dmesg scan.
  *
  * Everything here talks to the kernel directly (fcntl, mmap, truncate,
- * fallocate, ibv_reg_mr); the library is only used by the tests that say
- * so.  Functions return 0 or a positive errno value unless noted.
+ * fallocate, ibv_reg_mr, and the extended REG_MR through the library's
+ * command builder alone); the rest of the library is only used by the
+ * tests that say so.  Functions return 0 or a positive errno value unless
+ * noted.
  */
 #ifndef DAXLEASE_KT_H
 #define DAXLEASE_KT_H
@@ -19,7 +21,6 @@
 #include <sys/types.h>
 
 #include <infiniband/verbs.h>
-#include <rdma/rdma_user_ioctl.h>
 
 #include "rcloop.h"
 
@@ -101,33 +102,17 @@ long long kt_file_size(const char *path);
 
 /*
  * The extended REG_MR of doc/design.md §4.1 (DAXLEASE_UVERBS_METHOD_REG_MR
- * with DAX_FD / DAX_FD_OFFSET), built here so that the kernel is tested
- * without the library.  dax_fd < 0 leaves the daxlease attributes out
- * (a plain REG_MR).  0 or errno; the MR is destroyed with
- * kt_destroy_mr() (UVERBS_METHOD_MR_DESTROY) or with the context.
+ * with DAX_FD / DAX_FD_OFFSET) of [addr, addr + len) on d's PD, iova =
+ * addr, issued with the library's command builder (cmd_mr.h) so that the
+ * kernel is tested without the rest of the library.  dax_fd < 0 leaves
+ * the daxlease attributes out (a plain REG_MR).  0 or errno; mr's handle,
+ * lkey and rkey are set, and the MR is destroyed with kt_destroy_mr()
+ * (UVERBS_METHOD_MR_DESTROY) or with the context.  Tests that send their
+ * own attribute sets use the builder of ioctl.h directly.
  */
-struct kt_raw_mr {
-	uint32_t handle, lkey, rkey;
-};
-
-/*
- * The uverbs ioctl builder under kt_reg_mr_ioctl(), for tests that send
- * their own attribute sets: kt_ioctl_init() for a method of
- * UVERBS_OBJECT_MR on rxe, kt_attr() appends an attribute (always
- * UVERBS_ATTR_F_MANDATORY: a kernel that does not know it must refuse),
- * kt_ioctl_exec() runs it on the context's cmd_fd (0 or errno).
- */
-struct kt_ioctl {
-	struct ib_uverbs_ioctl_hdr hdr;
-	struct ib_uverbs_attr attrs[16];
-};
-void kt_ioctl_init(struct kt_ioctl *c, uint16_t method);
-struct ib_uverbs_attr *kt_attr(struct kt_ioctl *c, uint16_t id,
-			       uint16_t len, uint64_t data);
-int kt_ioctl_exec(struct kt_dev *d, struct kt_ioctl *c);
 int kt_reg_mr_ioctl(struct kt_dev *d, void *addr, size_t len,
 		    unsigned int access, int dax_fd, uint64_t dax_off,
-		    struct kt_raw_mr *mr);
+		    struct ibv_mr *mr);
 int kt_destroy_mr(struct kt_dev *d, uint32_t handle);
 
 /*
@@ -152,7 +137,7 @@ struct kt_pin {
 	off_t off;
 	bool registered;
 	struct ibv_mr *mr;	/* KT_PIN_LEGACY */
-	struct kt_raw_mr raw;	/* KT_PIN_DAXFD */
+	struct ibv_mr raw;	/* KT_PIN_DAXFD: handle, lkey, rkey */
 	uint32_t rkey;
 };
 #define KT_PIN_INIT { .fd = -1, .addr = (void *)-1 }
