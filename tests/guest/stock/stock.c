@@ -294,50 +294,35 @@ static int make_file(const char *path, size_t size)
 	return close(fd);
 }
 
-/* Reads [off, off+len) of the source through a separate open file. */
-static int source_read(const struct source *s, uint64_t off, void *dst,
-		       size_t len)
+/*
+ * Reads (or, writing, writes) [off, off+len) of the source through a
+ * separate open file.
+ */
+static int source_io(const struct source *s, uint64_t off, void *buf,
+		     size_t len, bool writing)
 {
-	int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	int fd = open(s->path, (writing ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	uint8_t *map;
 	ssize_t n;
-	void *map;
 
 	if (fd < 0)
 		return -1;
 	if (!s->devdax) {
-		n = pread(fd, dst, len, off);
+		n = writing ? pwrite(fd, buf, len, off) :
+			      pread(fd, buf, len, off);
 		close(fd);
 		return n == (ssize_t)len ? 0 : -1;
 	}
-	/* device DAX has no read(2); map it a second time */
-	map = mmap(NULL, MR_LEN, PROT_READ, MAP_SHARED, fd, 0);
+	/* device DAX has no read(2) or write(2); map it a second time */
+	map = mmap(NULL, MR_LEN, writing ? PROT_READ | PROT_WRITE : PROT_READ,
+		   MAP_SHARED, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED)
 		return -1;
-	memcpy(dst, (uint8_t *)map + off, len);
-	munmap(map, MR_LEN);
-	return 0;
-}
-
-static int source_write(const struct source *s, uint64_t off,
-			const void *src, size_t len)
-{
-	int fd = open(s->path, O_RDWR | O_CLOEXEC);
-	ssize_t n;
-	void *map;
-
-	if (fd < 0)
-		return -1;
-	if (!s->devdax) {
-		n = pwrite(fd, src, len, off);
-		close(fd);
-		return n == (ssize_t)len ? 0 : -1;
-	}
-	map = mmap(NULL, MR_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return -1;
-	memcpy((uint8_t *)map + off, src, len);
+	if (writing)
+		memcpy(map + off, buf, len);
+	else
+		memcpy(buf, map + off, len);
 	munmap(map, MR_LEN);
 	return 0;
 }
@@ -411,7 +396,7 @@ static void test_source(const struct source *s)
 		dtest_fail(name, "%s", rcloop_errmsg());
 		goto dereg;
 	}
-	if (source_read(s, s->off + IO_OFF, S.expect, IO_LEN)) {
+	if (source_io(s, s->off + IO_OFF, S.expect, IO_LEN, false)) {
 		dtest_fail(name, "reading %s back: %s", s->path,
 			   strerror(errno));
 	} else {
@@ -426,7 +411,7 @@ static void test_source(const struct source *s)
 
 	tname(name, sizeof(name), s, "rdma-read");
 	pattern(S.expect, IO_LEN, 100 + s->kind);
-	if (source_write(s, s->off + IO_OFF, S.expect, IO_LEN)) {
+	if (source_io(s, s->off + IO_OFF, S.expect, IO_LEN, true)) {
 		dtest_fail(name, "writing %s: %s", s->path, strerror(errno));
 		goto dereg;
 	}
@@ -454,6 +439,64 @@ dereg:
 		    ret ? strerror(ret) : "");
 }
 
+/*
+ * The kernel's own answer, without the library, to a plain writable
+ * ibv_reg_mr of a MAP_SHARED mapping of s's range: 0 if it registered
+ * (the MR is deregistered again), else the errno; -1, with tn failed, if
+ * the range could not be mapped.
+ */
+static int plain_reg_mr(const struct source *s, const char *tn)
+{
+	struct ibv_mr *mr;
+	void *map;
+	int fd, ret;
+
+	fd = open(s->path, O_RDWR | O_CLOEXEC);
+	map = fd < 0 ? MAP_FAILED :
+		mmap(NULL, MR_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		     s->off);
+	if (map == MAP_FAILED) {
+		dtest_fail(tn, "mapping %s: %s", s->path, strerror(errno));
+		ret = -1;
+	} else {
+		errno = 0;
+		mr = ibv_reg_mr(S.pd, map, MR_LEN, REG_ACCESS);
+		ret = mr ? 0 : errno ? errno : EIO;
+		if (mr)
+			ibv_dereg_mr(mr);
+		munmap(map, MR_LEN);
+	}
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/*
+ * IBV_DAX_MR_ALLOW_ODP on a device without ODP: still refused with
+ * EOPNOTSUPP, and the reason contains phrase.
+ */
+static void check_odp_refused(const struct source *s, const char *what,
+			      const char *phrase)
+{
+	struct ibv_mr *mr;
+	char tn[64];
+	int err;
+
+	tname(tn, sizeof(tn), s, what);
+	errno = 0;
+	mr = reg(s, IBV_DAX_MR_ALLOW_ODP);
+	err = errno;
+	if (mr) {
+		dtest_fail(tn, "registered with ODP on a device without ODP");
+		ibv_dereg_dax_mr(mr);
+	} else {
+		dtest_check(tn, err == EOPNOTSUPP &&
+			    strstr(ibv_dax_errmsg(), phrase),
+			    "errno %s: %s", strerrorname_np(err) ?: "?",
+			    ibv_dax_errmsg());
+	}
+}
+
 /* Every key phrase must be in the message. */
 static const char *missing_phrase(const char *msg, const char *const *ph)
 {
@@ -463,6 +506,33 @@ static const char *missing_phrase(const char *msg, const char *const *ph)
 	return NULL;
 }
 
+/*
+ * A registration of s that must be refused: mr NULL (else it is
+ * deregistered), errno err EOPNOTSUPP and the reason msg containing every
+ * phrase.  True if so; else tn fails, saying which ("<what> <path>" if it
+ * registered).
+ */
+static bool refused(const char *tn, const struct source *s,
+		    struct ibv_mr *mr, const char *what, int err,
+		    const char *msg, const char *const *phrases)
+{
+	const char *miss;
+
+	if (mr) {
+		dtest_fail(tn, "%s %s", what, s->path);
+		ibv_dereg_dax_mr(mr);
+	} else if (err != EOPNOTSUPP) {
+		dtest_fail(tn, "errno %s (want EOPNOTSUPP): %s",
+			   strerrorname_np(err) ?: "?", msg);
+	} else if ((miss = missing_phrase(msg, phrases))) {
+		dtest_fail(tn, "EOPNOTSUPP, but the reason lacks \"%s\": %s",
+			   miss, msg);
+	} else {
+		return true;
+	}
+	return false;
+}
+
 static void test_fsdax(const char *name, const char *dir)
 {
 	static const char *const phrases[] = {
@@ -470,11 +540,9 @@ static void test_fsdax(const char *name, const char *dir)
 		"daxlease-kernel-patches", "daxlease(7)", "no ODP", NULL
 	};
 	struct source s = { .name = name, .off = 0 };
-	struct ibv_mr *mr, *plain;
+	struct ibv_mr *mr;
 	char tn[64], msg[512];
-	const char *miss;
-	void *map;
-	int fd, err;
+	int err;
 
 	tname(tn, sizeof(tn), &s, "refused");
 	if (!dir) {
@@ -490,54 +558,20 @@ static void test_fsdax(const char *name, const char *dir)
 	mr = reg(&s, 0);
 	err = errno;
 	snprintf(msg, sizeof(msg), "%s", ibv_dax_errmsg());
-	if (mr) {
-		dtest_fail(tn, "stock kernel registered FS-DAX %s", s.path);
-		ibv_dereg_dax_mr(mr);
-	} else if (err != EOPNOTSUPP) {
-		dtest_fail(tn, "errno %s (want EOPNOTSUPP): %s",
-			   strerrorname_np(err) ?: "?", msg);
-	} else if ((miss = missing_phrase(msg, phrases))) {
-		dtest_fail(tn, "EOPNOTSUPP, but the reason lacks \"%s\": %s",
-			   miss, msg);
-	} else {
+	if (refused(tn, &s, mr, "stock kernel registered FS-DAX", err, msg,
+		    phrases))
 		dtest_pass(tn, "EOPNOTSUPP: %s", msg);
-	}
 
 	/* ALLOW_ODP changes nothing on a device without ODP */
-	tname(tn, sizeof(tn), &s, "refused-allow-odp");
-	errno = 0;
-	mr = reg(&s, IBV_DAX_MR_ALLOW_ODP);
-	err = errno;
-	if (mr) {
-		dtest_fail(tn, "registered with ODP on a device without ODP");
-		ibv_dereg_dax_mr(mr);
-	} else {
-		dtest_check(tn, err == EOPNOTSUPP &&
-			    strstr(ibv_dax_errmsg(), "FS-DAX"),
-			    "errno %s: %s", strerrorname_np(err) ?: "?",
-			    ibv_dax_errmsg());
-	}
+	check_odp_refused(&s, "refused-allow-odp", "FS-DAX");
 
 	/* The reason is the kernel's: a plain pin of the mapping fails too. */
 	tname(tn, sizeof(tn), &s, "kernel-refuses-plain-reg-mr");
-	fd = open(s.path, O_RDWR | O_CLOEXEC);
-	map = fd < 0 ? MAP_FAILED :
-		mmap(NULL, MR_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED) {
-		dtest_fail(tn, "mapping %s: %s", s.path, strerror(errno));
-	} else {
-		errno = 0;
-		plain = ibv_reg_mr(S.pd, map, MR_LEN, REG_ACCESS);
-		err = errno;
-		dtest_check(tn, !plain && err == EOPNOTSUPP,
+	err = plain_reg_mr(&s, tn);
+	if (err >= 0)
+		dtest_check(tn, err == EOPNOTSUPP,
 			    "ibv_reg_mr of a MAP_SHARED FS-DAX mapping: %s",
-			    plain ? "succeeded" : strerror(err));
-		if (plain)
-			ibv_dereg_mr(plain);
-		munmap(map, MR_LEN);
-	}
-	if (fd >= 0)
-		close(fd);
+			    err ? strerror(err) : "succeeded");
 	unlink(s.path);
 }
 
@@ -548,36 +582,21 @@ static void test_fsdax(const char *name, const char *dir)
  */
 static void test_kernel_write_pin(const struct source *s)
 {
-	struct ibv_mr *plain;
 	char tn[64];
-	void *map;
-	int fd, err;
+	int err;
 
 	tname(tn, sizeof(tn), s, "kernel-write-pin");
-	fd = open(s->path, O_RDWR | O_CLOEXEC);
-	map = fd < 0 ? MAP_FAILED :
-		mmap(NULL, MR_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		     s->off);
-	if (map == MAP_FAILED) {
-		dtest_fail(tn, "mapping %s: %s", s->path, strerror(errno));
-	} else {
-		errno = 0;
-		plain = ibv_reg_mr(S.pd, map, MR_LEN, REG_ACCESS);
-		err = errno;
-		if (pagecache_write_pin())
-			dtest_check(tn, plain,
-				    "before Linux 6.5 a writable ibv_reg_mr of a MAP_SHARED page-cache mapping works: %s",
-				    plain ? "registered" : strerror(err));
-		else
-			dtest_check(tn, !plain && err == EFAULT,
-				    "from Linux 6.5 the kernel refuses a writable ibv_reg_mr of a MAP_SHARED page-cache mapping with EFAULT: %s",
-				    plain ? "registered" : strerror(err));
-		if (plain)
-			ibv_dereg_mr(plain);
-		munmap(map, MR_LEN);
-	}
-	if (fd >= 0)
-		close(fd);
+	err = plain_reg_mr(s, tn);
+	if (err < 0)
+		return;
+	if (pagecache_write_pin())
+		dtest_check(tn, !err,
+			    "before Linux 6.5 a writable ibv_reg_mr of a MAP_SHARED page-cache mapping works: %s",
+			    err ? strerror(err) : "registered");
+	else
+		dtest_check(tn, err == EFAULT,
+			    "from Linux 6.5 the kernel refuses a writable ibv_reg_mr of a MAP_SHARED page-cache mapping with EFAULT: %s",
+			    err ? strerror(err) : "registered");
 }
 
 /*
@@ -593,7 +612,6 @@ static void test_write_refused(const struct source *s)
 	};
 	struct counts before, after;
 	char tn[64], msg[512];
-	const char *miss;
 	struct ibv_mr *mr;
 	int err;
 
@@ -604,37 +622,16 @@ static void test_write_refused(const struct source *s)
 	err = errno;
 	snprintf(msg, sizeof(msg), "%s", ibv_dax_errmsg());
 	snapshot(&after);
-	if (mr) {
-		dtest_fail(tn, "registered %s with write access", s->path);
-		ibv_dereg_dax_mr(mr);
-	} else if (err != EOPNOTSUPP) {
-		dtest_fail(tn, "errno %s (want EOPNOTSUPP): %s",
-			   strerrorname_np(err) ?: "?", msg);
-	} else if ((miss = missing_phrase(msg, phrases))) {
-		dtest_fail(tn, "EOPNOTSUPP, but the reason lacks \"%s\": %s",
-			   miss, msg);
-	} else if (after.fds != before.fds || after.maps != before.maps ||
-		   after.mrs != before.mrs) {
-		dtest_fail(tn, "left something: fds %d -> %d, maps %d -> %d, MRs %d -> %d",
-			   before.fds, after.fds, before.maps, after.maps,
-			   before.mrs, after.mrs);
-	} else {
-		dtest_pass(tn, "EOPNOTSUPP, nothing left: %s", msg);
-	}
+	if (refused(tn, s, mr, "registered with write access:", err, msg,
+		    phrases))
+		dtest_check(tn, after.fds == before.fds &&
+			    after.maps == before.maps &&
+			    after.mrs == before.mrs,
+			    "EOPNOTSUPP, nothing left (fds %d -> %d, maps %d -> %d, MRs %d -> %d): %s",
+			    before.fds, after.fds, before.maps, after.maps,
+			    before.mrs, after.mrs, msg);
 
-	tname(tn, sizeof(tn), s, "write-refused-allow-odp");
-	errno = 0;
-	mr = reg(s, IBV_DAX_MR_ALLOW_ODP);
-	err = errno;
-	if (mr) {
-		dtest_fail(tn, "registered with ODP on a device without ODP");
-		ibv_dereg_dax_mr(mr);
-	} else {
-		dtest_check(tn, err == EOPNOTSUPP &&
-			    strstr(ibv_dax_errmsg(), "has none"),
-			    "errno %s: %s", strerrorname_np(err) ?: "?",
-			    ibv_dax_errmsg());
-	}
+	check_odp_refused(s, "write-refused-allow-odp", "has none");
 }
 
 /*
@@ -681,7 +678,7 @@ static void test_read_only(const struct source *s)
 	pattern(S.expect, IO_LEN, 200 + s->kind);
 	if (!S.loop) {
 		dtest_fail(tn, "no RC QP pair: %s", S.loop_err);
-	} else if (source_write(s, s->off + IO_OFF, S.expect, IO_LEN)) {
+	} else if (source_io(s, s->off + IO_OFF, S.expect, IO_LEN, true)) {
 		dtest_fail(tn, "writing %s: %s", s->path, strerror(errno));
 	} else {
 		memset(S.buf, 0, IO_LEN);
