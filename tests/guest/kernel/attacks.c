@@ -2415,6 +2415,76 @@ static int map_differs(const char *path, size_t len, const uint8_t *expect,
 }
 
 /*
+ * A REMOTE_READ-only extended REG_MR (DAX_FD) of [0, len) of a file, with
+ * what reads it back: the mapping, its open file, the MR and the RDMA
+ * READ's buffer and local MR, and the file's pattern to compare with.
+ */
+struct ro_mr {
+	void *map;
+	int fd;
+	size_t len;
+	struct ibv_mr raw;
+	bool registered;
+	struct ibv_mr *lmr;
+	uint8_t *buf, *expect;
+};
+
+/*
+ * Opens path with oflags (with the exclusive layout lease when lease),
+ * maps [0, len) MAP_SHARED with prot and registers it REMOTE_READ-only
+ * through the extended REG_MR; r->expect holds pattern seed.  0, or the
+ * errno of the open, lease, map or allocation (*reg false) or of the
+ * REG_MR (*reg true).  ro_mr_release() in every case.
+ */
+static int ro_mr_reg(struct ro_mr *r, const char *path, int oflags,
+		     bool lease, int prot, size_t len, uint8_t seed,
+		     bool *reg)
+{
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->len = len;
+	r->map = open_lease_map(path, oflags, lease, prot, len, 0, &r->fd);
+	r->buf = malloc(len);
+	r->expect = malloc(len);
+	*reg = false;
+	if (r->map == MAP_FAILED || !r->buf || !r->expect)
+		return errno ? errno : ENOMEM;
+	kt_pattern(r->expect, len, 0, seed);
+	*reg = true;
+	ret = kt_reg_mr_ioctl(&dev, r->map, len, IBV_ACCESS_REMOTE_READ, r->fd,
+			      0, &r->raw);
+	r->registered = !ret;
+	return ret;
+}
+
+/*
+ * RDMA READ of the whole MR into r->buf: 0 (*same: it equals the file's
+ * pattern) or errno, why saying what failed.
+ */
+static int ro_mr_read_back(struct ro_mr *r, bool *same)
+{
+	int ret;
+
+	ret = rdma_read((uintptr_t)r->map, r->raw.rkey, r->buf, r->len,
+			&r->lmr);
+	*same = !ret && !memcmp(r->buf, r->expect, r->len);
+	return ret;
+}
+
+/* Destroys the MR and releases whatever else r still holds */
+static void ro_mr_release(struct ro_mr *r)
+{
+	if (r->registered)
+		kt_destroy_mr(&dev, r->raw.handle);
+	if (r->lmr)
+		ibv_dereg_mr(r->lmr);
+	unmap_unlease(r->map, r->len, r->fd);
+	free(r->buf);
+	free(r->expect);
+}
+
+/*
  * Registers [0, len) of path through a descriptor opened read-only
  * (mapping PROT_READ, MAP_SHARED; with the exclusive layout lease when
  * lease), IBV_ACCESS_REMOTE_READ only, and checks what may be done with
@@ -2424,52 +2494,42 @@ static void readonly_fd_reg(const char *tag, const char *path, size_t len,
 			    bool lease, uint8_t seed)
 {
 	char n_reg[96], n_write[96], n_rereg[96], pins[4096], vwhy[256];
-	struct ibv_mr *lmr = NULL;
-	struct ibv_mr raw;
-	uint8_t *buf = NULL, *expect = NULL;
-	void *map = MAP_FAILED;
-	int fd, ret, in, wr, rr, wr2, differs;
+	int ret, in, wr, rr, wr2, differs;
+	struct ro_mr r;
+	bool reg, same;
 
 	snprintf(n_reg, sizeof(n_reg), "i11_readonly_fd_reg_mr_%s", tag);
 	snprintf(n_write, sizeof(n_write), "i11_readonly_no_remote_write_%s",
 		 tag);
 	snprintf(n_rereg, sizeof(n_rereg),
 		 "i11_readonly_rereg_write_refused_%s", tag);
-	map = open_lease_map(path, O_RDONLY, lease, PROT_READ, len, 0, &fd);
-	buf = malloc(len);
-	expect = malloc(len);
-	if (map == MAP_FAILED || !buf || !expect) {
-		ret = errno;
-		dtest_fail(n_reg, "open O_RDONLY%s, PROT_READ MAP_SHARED mmap of %s: %s",
-			   lease ? " + lease" : "", path, strerror(ret));
-		dtest_fail(n_write, "not reached");
-		dtest_fail(n_rereg, "not reached");
-		goto out;
-	}
-	kt_pattern(expect, len, 0, seed);
-	ret = kt_reg_mr_ioctl(&dev, map, len, IBV_ACCESS_REMOTE_READ, fd, 0,
-			      &raw);
+	ret = ro_mr_reg(&r, path, O_RDONLY, lease, PROT_READ, len, seed, &reg);
 	if (ret) {
-		dtest_fail(n_reg, "REMOTE_READ-only REG_MR (DAX_FD) of the O_RDONLY PROT_READ mapping of %s: %s (want success)",
-			   path, en(ret));
+		if (!reg)
+			dtest_fail(n_reg, "open O_RDONLY%s, PROT_READ MAP_SHARED mmap of %s: %s",
+				   lease ? " + lease" : "", path,
+				   strerror(ret));
+		else
+			dtest_fail(n_reg, "REMOTE_READ-only REG_MR (DAX_FD) of the O_RDONLY PROT_READ mapping of %s: %s (want success)",
+				   path, en(ret));
 		dtest_fail(n_write, "not reached");
 		dtest_fail(n_rereg, "not reached");
 		goto out;
 	}
 	own_pins(pins, sizeof(pins));
 	in = pins_naming(pins, path);
-	ret = rdma_read((uintptr_t)map, raw.rkey, buf, len, &lmr);
+	ret = ro_mr_read_back(&r, &same);
 	if (ret)
 		dtest_fail(n_reg, "registered; %s", why);
 	else
-		dtest_check(n_reg, in == 1 && !memcmp(buf, expect, len),
+		dtest_check(n_reg, in == 1 && same,
 			    "REMOTE_READ-only REG_MR (DAX_FD) of the O_RDONLY PROT_READ mapping of %s: registered, file_pins names it %d time(s) (want 1), RDMA READ of %zu KiB %s",
-			    path, in, len >> 10, memcmp(buf, expect, len) ?
-			    "differs from the file" : "returns the file's data");
+			    path, in, len >> 10, same ?
+			    "returns the file's data" : "differs from the file");
 
-	wr = kt_rdma_write_pattern(&dev, (uintptr_t)map, raw.rkey, PAGE, 0,
+	wr = kt_rdma_write_pattern(&dev, (uintptr_t)r.map, r.raw.rkey, PAGE, 0,
 				   seed ^ 0xff, why, sizeof(why));
-	differs = map_differs(path, len, expect, vwhy, sizeof(vwhy));
+	differs = map_differs(path, len, r.expect, vwhy, sizeof(vwhy));
 	dtest_check(n_write, wr && !differs,
 		    "RDMA WRITE of 4 KiB through the read-only MR's rkey: %s (want a remote access error); the file %s",
 		    wr ? "failed" : "completed", differs ? vwhy : "is unchanged");
@@ -2480,68 +2540,45 @@ static void readonly_fd_reg(const char *tag, const char *path, size_t len,
 	 * access for read-only pins (EPERM).  Either way the MR must stay
 	 * read-only.
 	 */
-	rr = rereg_access(raw.handle, IBV_ACCESS_LOCAL_WRITE |
-				      IBV_ACCESS_REMOTE_WRITE |
-				      IBV_ACCESS_REMOTE_READ);
-	wr2 = kt_rdma_write_pattern(&dev, (uintptr_t)map, raw.rkey, PAGE, 0,
-				    seed ^ 0xff, why, sizeof(why));
-	differs = map_differs(path, len, expect, vwhy, sizeof(vwhy));
+	rr = rereg_access(r.raw.handle, IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_REMOTE_READ);
+	wr2 = kt_rdma_write_pattern(&dev, (uintptr_t)r.map, r.raw.rkey, PAGE,
+				    0, seed ^ 0xff, why, sizeof(why));
+	differs = map_differs(path, len, r.expect, vwhy, sizeof(vwhy));
 	dtest_check(n_rereg, (rr == EPERM || rr == EOPNOTSUPP) && wr2 &&
 			     !differs,
 		    "REREG_MR of the read-only MR to LOCAL_WRITE|REMOTE_WRITE: %s (want EPERM, or EOPNOTSUPP where the driver has no rereg); RDMA WRITE after it %s; the file %s",
 		    en(rr), wr2 ? "failed" : "completed",
 		    differs ? vwhy : "is unchanged");
-	kt_destroy_mr(&dev, raw.handle);
 out:
-	if (lmr)
-		ibv_dereg_mr(lmr);
-	unmap_unlease(map, len, fd);
-	free(buf);
-	free(expect);
+	ro_mr_release(&r);
 }
 
 /* A REMOTE_READ-only MR over the writable mapping: the forced write path */
 static void readonly_rdwr_reg(const char *name, const char *path, size_t len,
 			      bool lease, uint8_t seed)
 {
-	struct ibv_mr *lmr = NULL;
-	struct ibv_mr raw;
-	uint8_t *buf = NULL, *expect = NULL;
-	void *map = MAP_FAILED;
-	int fd, ret;
+	struct ro_mr r;
+	bool reg, same;
+	int ret;
 
-	map = open_lease_map(path, O_RDWR, lease, PROT_READ | PROT_WRITE, len,
-			     0, &fd);
-	buf = malloc(len);
-	expect = malloc(len);
-	if (map == MAP_FAILED || !buf || !expect) {
+	ret = ro_mr_reg(&r, path, O_RDWR, lease, PROT_READ | PROT_WRITE, len,
+			seed, &reg);
+	if (ret && !reg)
 		dtest_fail(name, "open O_RDWR%s, MAP_SHARED mmap of %s: %s",
-			   lease ? " + lease" : "", path, strerror(errno));
-		goto out;
-	}
-	ret = kt_reg_mr_ioctl(&dev, map, len, IBV_ACCESS_REMOTE_READ, fd, 0,
-			      &raw);
-	if (ret) {
+			   lease ? " + lease" : "", path, strerror(ret));
+	else if (ret)
 		dtest_fail(name, "extended REG_MR (DAX_FD, IBV_ACCESS_REMOTE_READ only) of an O_RDWR MAP_SHARED mapping: %s (want success)",
 			   en(ret));
-		goto out;
-	}
-	ret = rdma_read((uintptr_t)map, raw.rkey, buf, len, &lmr);
-	kt_destroy_mr(&dev, raw.handle);
-	kt_pattern(expect, len, 0, seed);
-	if (ret)
+	else if (ro_mr_read_back(&r, &same))
 		dtest_fail(name, "registered; %s", why);
 	else
-		dtest_check(name, !memcmp(buf, expect, len),
+		dtest_check(name, same,
 			    "REMOTE_READ-only REG_MR (DAX_FD) of an O_RDWR mapping: registered, RDMA READ of %zu KiB %s",
-			    len >> 10, memcmp(buf, expect, len) ?
-			    "differs from the file" : "returns the file's data");
-out:
-	if (lmr)
-		ibv_dereg_mr(lmr);
-	unmap_unlease(map, len, fd);
-	free(buf);
-	free(expect);
+			    len >> 10, same ? "returns the file's data" :
+			    "differs from the file");
+	ro_mr_release(&r);
 }
 
 /*
