@@ -81,6 +81,7 @@
 #include "dtest.h"
 #include "ioctl.h"
 #include "kt.h"
+#include "kt_suite.h"
 
 #define LAYOUT_EXCL (F_LAYOUT | F_EXCLUSIVE)
 #define NOBODY 65534
@@ -3246,7 +3247,7 @@ out:
 
 int main(int argc, char **argv)
 {
-	int i, n;
+	int i;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--only") && i + 1 < argc) {
@@ -3260,23 +3261,12 @@ int main(int argc, char **argv)
 			return !strcmp(argv[i], "--help") ? 0 : 2;
 		}
 	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	kt_env_init();
 	spare_dev = getenv("DAXLEASE_SPARE_DEV");
 	if (spare_dev && !*spare_dev)
 		spare_dev = NULL;
-	dtest_begin("attacks");
-	if (kt_dev_open(&dev, true)) {
-		dtest_fail("setup_rdma_device", "%s: %s", kt_env.rdma_dev,
-			   strerror(errno));
+	if (kt_suite_begin("attacks", &dev, 2))
 		return dtest_end();
-	}
-	if (!dev.loop)
-		dtest_fail("setup_rc_loopback", "%s", dev.loop_err);
-	if (kt_env.nfs < 2)
-		dtest_fail("setup_fsdax_mounts",
-			   "need both DAXLEASE_EXT4 and DAXLEASE_XFS mounted, %d are",
-			   kt_env.nfs);
 
 	if (want("i12") && kt_env.nfs)
 		t_i12();
@@ -3337,20 +3327,5 @@ int main(int argc, char **argv)
 	    want("i5_move_ext"))
 		t_spare_ext4();
 
-	kt_dev_close(&dev);
-	{
-		char first[512] = "";
-
-		n = kt_kmsg_scan(0, first, sizeof(first));
-		if (n > 0)
-			kt_kmsg_dump(0, 200);
-		if (n < 0)
-			dtest_fail("dmesg_clean", "cannot read /dev/kmsg: %s",
-				   strerror(-n));
-		else
-			dtest_check("dmesg_clean", n == 0,
-				    "%d WARN/BUG/lockdep/KASAN/soft-lockup/hung-task line(s) in the kernel log since boot%s%s",
-				    n, n ? "; first: " : "", first);
-	}
-	return dtest_end();
+	return kt_suite_end(&dev, "dmesg_clean", 0);
 }

@@ -43,6 +43,7 @@
 
 #include "dtest.h"
 #include "kt.h"
+#include "kt_suite.h"
 
 static struct kt_dev dev;
 static char why[512];
@@ -1236,9 +1237,8 @@ static void t_holder(const struct kt_fs *fs, enum holder_case c)
 
 int main(int argc, char **argv)
 {
-	char first[512] = "";
 	uint64_t mark;
-	int i, ret, n;
+	int i;
 	enum holder_case c;
 	enum stage st;
 	size_t s;
@@ -1254,20 +1254,10 @@ int main(int argc, char **argv)
 			return strcmp(argv[i], "--help") ? 2 : 0;
 		}
 	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	kt_env_init();
-	dtest_begin("faults");
 	mark = kt_kmsg_mark();
-	ret = kt_dev_open(&dev, true);
-	if (ret) {
-		dtest_fail("setup_rdma_device", "%s: %s", kt_env.rdma_dev,
-			   strerror(ret));
+	if (kt_suite_begin("faults", &dev, 1))
 		return dtest_end();
-	}
-	if (!dev.loop)
-		dtest_fail("setup_rc_loopback", "%s", dev.loop_err);
-	if (kt_env.nfs == 0)
-		dtest_fail("setup_fsdax_mounts", "no fsdax mount");
 	for (i = 0; i < kt_env.nfs; i++) {
 		const struct kt_fs *fs = &kt_env.fs[i];
 
@@ -1284,12 +1274,5 @@ int main(int argc, char **argv)
 		for (s = 0; s < N_LIB_STAGES; s++)
 			t_kill9_lib_stage(fs, lib_stages[s]);
 	}
-	kt_dev_close(&dev);
-	n = kt_kmsg_scan(mark, first, sizeof(first));
-	if (n > 0)
-		kt_kmsg_dump(mark, 200);
-	dtest_check("f_dmesg_clean", n == 0,
-		    "%d kernel report line(s) during the suite%s%s", n,
-		    n ? "; first: " : "", n < 0 ? strerror(-n) : first);
-	return dtest_end();
+	return kt_suite_end(&dev, "f_dmesg_clean", mark);
 }

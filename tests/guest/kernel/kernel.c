@@ -35,6 +35,7 @@
 
 #include "dtest.h"
 #include "kt.h"
+#include "kt_suite.h"
 
 #define LAYOUT_EXCL (F_LAYOUT | F_EXCLUSIVE)
 #define NOBODY 65534
@@ -1352,8 +1353,7 @@ static void t_fsck(const struct kt_fs *fs, const char *name)
 
 int main(int argc, char **argv)
 {
-	uint64_t mark;
-	int i, ret;
+	int i;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--only") && i + 1 < argc) {
@@ -1365,21 +1365,9 @@ int main(int argc, char **argv)
 			return !strcmp(argv[i], "--help") ? 0 : 2;
 		}
 	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	kt_env_init();
-	dtest_begin("kernel");
-	mark = kt_kmsg_mark();
-	ret = kt_dev_open(&dev, true);
-	if (ret) {
-		dtest_fail("setup_rdma_device", "%s: %s", kt_env.rdma_dev,
-			   strerror(ret));
+	if (kt_suite_begin("kernel", &dev, 1))
 		return dtest_end();
-	}
-	if (!dev.loop)
-		dtest_fail("setup_rc_loopback", "%s", dev.loop_err);
-	if (kt_env.nfs == 0)
-		dtest_fail("setup_fsdax_mounts",
-			   "neither DAXLEASE_EXT4 nor DAXLEASE_XFS is mounted");
 
 	if (want("p0"))
 		t_p0_devdax();
@@ -1419,21 +1407,5 @@ int main(int argc, char **argv)
 		t_p5_unlink(&kt_env.fs[i], KT_PIN_LEGACY);
 		t_fsck(&kt_env.fs[i], "fsck_p5_unlink");
 	}
-	kt_dev_close(&dev);
-	{
-		char first[512] = "";
-		int n = kt_kmsg_scan(0, first, sizeof(first));
-		if (n > 0)
-			kt_kmsg_dump(0, 200);
-
-		(void)mark;
-		if (n < 0)
-			dtest_fail("dmesg_clean", "cannot read /dev/kmsg: %s",
-				   strerror(-n));
-		else
-			dtest_check("dmesg_clean", n == 0,
-				    "%d WARN/BUG/lockdep/KASAN/hung-task line(s) in the kernel log since boot%s%s",
-				    n, n ? "; first: " : "", first);
-	}
-	return dtest_end();
+	return kt_suite_end(&dev, "dmesg_clean", 0);
 }

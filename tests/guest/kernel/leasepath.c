@@ -22,6 +22,7 @@
 
 #include "dtest.h"
 #include "kt.h"
+#include "kt_suite.h"
 
 static struct kt_dev dev;
 static char why[512];
@@ -394,39 +395,21 @@ static void t_devdax(void)
 
 int main(int argc, char **argv)
 {
-	char first[512] = "";
 	uint64_t mark;
-	int i, ret, n;
+	int i;
 
 	if (argc > 1) {
 		printf("usage: %s\nRuns the leasepath suite in the test VM; see tests/vm/suites/leasepath.sh.\n",
 		       argv[0]);
 		return strcmp(argv[1], "--help") ? 2 : 0;
 	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	kt_env_init();
-	dtest_begin("leasepath");
 	mark = kt_kmsg_mark();
-	ret = kt_dev_open(&dev, true);
-	if (ret) {
-		dtest_fail("setup_rdma_device", "%s: %s", kt_env.rdma_dev,
-			   strerror(ret));
+	if (kt_suite_begin("leasepath", &dev, 1))
 		return dtest_end();
-	}
-	if (!dev.loop)
-		dtest_fail("setup_rc_loopback", "%s", dev.loop_err);
-	if (kt_env.nfs == 0)
-		dtest_fail("setup_fsdax_mounts", "no fsdax mount");
 	t_caps();
 	for (i = 0; i < kt_env.nfs; i++)
 		t_fs(&kt_env.fs[i]);
 	t_devdax();
-	kt_dev_close(&dev);
-	n = kt_kmsg_scan(mark, first, sizeof(first));
-	if (n > 0)
-		kt_kmsg_dump(mark, 200);
-	dtest_check("lp_dmesg_clean", n == 0,
-		    "%d kernel report line(s) during the suite%s%s", n,
-		    n ? "; first: " : "", n < 0 ? strerror(-n) : first);
-	return dtest_end();
+	return kt_suite_end(&dev, "lp_dmesg_clean", mark);
 }
