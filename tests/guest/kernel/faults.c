@@ -283,41 +283,23 @@ static void t_write_lease(const struct kt_fs *fs)
 {
 	const char *path = kt_path(fs, "wrlease");
 	const char *name = kt_name("f_write_lease_eagain", fs);
-	int ready[2], done[2], ret, err;
+	struct kt_lease_holder h;
 	struct timespec t0, t1;
 	struct ibv_mr *mr;
-	char c = 0;
+	int ret, err;
 	double secs;
-	pid_t pid;
 
 	ret = kt_make_file(path, KT_FILE_SIZE, 0x11);
-	if (ret || pipe(ready) || pipe(done)) {
-		dtest_fail(name, "setup: %s", strerror(ret ? ret : errno));
+	if (ret) {
+		dtest_fail(name, "setup: %s", strerror(ret));
 		return;
 	}
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		int fd;
-
-		/* the lease break signal must not kill the holder */
-		signal(SIGIO, SIG_IGN);
-		close(ready[0]);
-		close(done[1]);
-		fd = open(path, O_RDONLY);
-		c = fd >= 0 && !fcntl(fd, F_SETLEASE, F_WRLCK) ? 'y' : 'n';
-		if (write(ready[1], &c, 1) != 1)
-			_exit(1);
-		alarm(120);
-		if (read(done[0], &c, 1) < 0)
-			_exit(1);
-		_exit(0);
-	}
-	close(ready[1]);
-	close(done[0]);
-	if (read(ready[0], &c, 1) != 1 || c != 'y') {
-		dtest_fail(name, "the other process could not take F_WRLCK");
-		goto out;
+	ret = kt_lease_holder_start(&h, path, O_RDONLY, F_WRLCK, 120);
+	if (ret) {
+		dtest_fail(name, "the other process could not take F_WRLCK: %s",
+			   strerror(ret));
+		unlink(path);
+		return;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	mr = reg_on(dev.pd, path, 0, KT_PIN_LEN, 0);
@@ -338,16 +320,13 @@ static void t_write_lease(const struct kt_fs *fs)
 	{
 		int theirs;
 
-		ret = lease_lines(path, pid, &theirs);
+		ret = lease_lines(path, h.pid, &theirs);
 		dtest_check(kt_name("f_write_lease_nothing_left", fs),
 			    ret == 1 && theirs == 1,
 			    "%d lease line(s) for the file, %d of the other process %d (want exactly its one)",
-			    ret, theirs, (int)pid);
+			    ret, theirs, (int)h.pid);
 	}
-out:
-	close(done[1]);
-	close(ready[0]);
-	waitpid(pid, NULL, 0);
+	kt_lease_holder_stop(&h);
 	unlink(path);
 }
 

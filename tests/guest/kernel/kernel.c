@@ -277,51 +277,25 @@ static void t_p1(const struct kt_fs *fs)
 
 static void t_p2_other_process(const struct kt_fs *fs, const char *path)
 {
-	int ready[2], done[2], ret;
+	struct kt_lease_holder h;
 	struct kt_pin p;
 	const char *step;
-	char c = 0;
-	pid_t pid;
+	int ret;
 
-	if (pipe(ready) || pipe(done)) {
+	ret = kt_lease_holder_start(&h, path, O_RDWR, LAYOUT_EXCL, 60);
+	if (ret) {
 		dtest_fail(kt_name("p2_lease_other_process_eperm", fs),
-			   "pipe: %s", strerror(errno));
+			   "the other process could not take the lease: %s",
+			   strerror(ret));
 		return;
 	}
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		int fd = open(path, O_RDWR);
-
-		close(ready[0]);
-		close(done[1]);
-		c = fd >= 0 && fcntl(fd, F_SETLEASE, LAYOUT_EXCL) == 0 ?
-			    'y' : 'n';
-		if (write(ready[1], &c, 1) != 1)
-			_exit(1);
-		alarm(60);
-		if (read(done[0], &c, 1) < 0)
-			_exit(1);
-		_exit(0);
-	}
-	close(ready[1]);
-	close(done[0]);
-	if (read(ready[0], &c, 1) != 1 || c != 'y') {
-		dtest_fail(kt_name("p2_lease_other_process_eperm", fs),
-			   "the other process could not take the lease");
-	} else {
-		ret = kt_pin(&dev, path, 0, KT_PIN_LEN, 0, KT_PIN_LEGACY, &p,
-			     &step);
-		dtest_check(kt_name("p2_lease_other_process_eperm", fs),
-			    ret == EPERM,
-			    "ibv_reg_mr while only another process holds F_LAYOUT|F_EXCLUSIVE: %s%s%s (want EPERM)",
-			    ret ? step : "registered", ret ? ": " : "",
-			    ret ? strerror(ret) : "");
-		kt_unpin(&p);
-	}
-	close(done[1]);
-	close(ready[0]);
-	waitpid(pid, NULL, 0);
+	ret = kt_pin(&dev, path, 0, KT_PIN_LEN, 0, KT_PIN_LEGACY, &p, &step);
+	dtest_check(kt_name("p2_lease_other_process_eperm", fs), ret == EPERM,
+		    "ibv_reg_mr while only another process holds F_LAYOUT|F_EXCLUSIVE: %s%s%s (want EPERM)",
+		    ret ? step : "registered", ret ? ": " : "",
+		    ret ? strerror(ret) : "");
+	kt_unpin(&p);
+	kt_lease_holder_stop(&h);
 }
 
 /*

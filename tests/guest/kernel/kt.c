@@ -521,6 +521,58 @@ int kt_child_op(const char *path, enum kt_op op, off_t off)
 	return kt_child(child_op_fn, &c, KT_OP_TIMEOUT);
 }
 
+int kt_lease_holder_start(struct kt_lease_holder *h, const char *path,
+			  int oflags, int lease, int timeout)
+{
+	int ready[2], done[2];
+	char c = 0;
+
+	if (pipe(ready))
+		return errno;
+	if (pipe(done)) {
+		int err = errno;
+
+		close(ready[0]);
+		close(ready[1]);
+		return err;
+	}
+	fflush(NULL);
+	h->pid = fork();
+	if (h->pid == 0) {
+		int fd;
+
+		signal(SIGIO, SIG_IGN);
+		close(ready[0]);
+		close(done[1]);
+		fd = open(path, oflags);
+		c = fd >= 0 && !fcntl(fd, F_SETLEASE, lease) ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		alarm(timeout);
+		if (read(done[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(done[0]);
+	h->ready = ready[0];
+	h->done = done[1];
+	if (h->pid < 0 || read(h->ready, &c, 1) != 1 || c != 'y') {
+		kt_lease_holder_stop(h);
+		return EAGAIN;
+	}
+	return 0;
+}
+
+void kt_lease_holder_stop(struct kt_lease_holder *h)
+{
+	close(h->done);
+	close(h->ready);
+	if (h->pid > 0)
+		waitpid(h->pid, NULL, 0);
+	h->pid = -1;
+}
+
 int kt_read_file_pins(pid_t pid, char *buf, size_t size)
 {
 	char path[64];

@@ -193,6 +193,22 @@ const char *kt_res_name(int res);
 int kt_child_op(const char *path, enum kt_op op, off_t off);
 
 /*
+ * Another process holding a lease: a forked child opens path with oflags,
+ * takes F_SETLEASE lease (ignoring SIGIO, so that a lease break signal
+ * does not end it) and holds it until kt_lease_holder_stop(), or for
+ * timeout seconds.  0 once the lease is held; else errno (EAGAIN: the
+ * child could not take it) and nothing is left.
+ */
+struct kt_lease_holder {
+	pid_t pid;
+	int ready, done;	/* our ends of the pipes */
+};
+int kt_lease_holder_start(struct kt_lease_holder *h, const char *path,
+			  int oflags, int lease, int timeout);
+/* Lets the child exit and reaps it */
+void kt_lease_holder_stop(struct kt_lease_holder *h);
+
+/*
  * Reads /proc/<pid>/file_pins into buf (NUL-terminated).  0, or errno
  * (ENOENT: the kernel has no file_pins).
  */
