@@ -246,39 +246,6 @@ out:
 
 /* ---- a conflicting write lease ---------------------------------------- */
 
-/*
- * The LEASE lines of /proc/locks on path's inode: how many in all, and
- * in *of_pid how many pid holds.  lock_get_status() prints "1: LEASE
- * ACTIVE    WRITE 123 fd:00:12 0 EOF", with BREAKING and the type the
- * break goes to while a break is pending.  -errno if unreadable.
- */
-static int lease_lines(const char *path, pid_t pid, int *of_pid)
-{
-	char line[512], want[64];
-	struct stat st;
-	int n = 0, p;
-	FILE *f;
-
-	*of_pid = 0;
-	if (stat(path, &st))
-		return -errno;
-	snprintf(want, sizeof(want), " %02x:%02x:%llu ", major(st.st_dev),
-		 minor(st.st_dev), (unsigned long long)st.st_ino);
-	f = fopen("/proc/locks", "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strstr(line, "LEASE") || !strstr(line, want) ||
-		    strstr(line, "->"))
-			continue;
-		n++;
-		if (sscanf(line, "%*d: %*s %*s %*s %d", &p) == 1 && p == pid)
-			(*of_pid)++;
-	}
-	fclose(f);
-	return n;
-}
-
 static void t_write_lease(const struct kt_fs *fs)
 {
 	const char *path = kt_path(fs, "wrlease");
@@ -320,7 +287,7 @@ static void t_write_lease(const struct kt_fs *fs)
 	{
 		int theirs;
 
-		ret = lease_lines(path, h.pid, &theirs);
+		ret = kt_count_leases_of(path, h.pid, &theirs);
 		dtest_check(kt_name("f_write_lease_nothing_left", fs),
 			    ret == 1 && theirs == 1,
 			    "%d lease line(s) for the file, %d of the other process %d (want exactly its one)",

@@ -662,26 +662,43 @@ int kt_expect_pins_of(char *buf, size_t size, pid_t pid, int fd,
 	return expect_pins(buf, size, pid, fd, false, paths, npaths);
 }
 
-int kt_count_leases(const char *path)
+int kt_count_leases_of(const char *path, pid_t pid, int *of_pid)
 {
 	char line[512], want[64];
 	struct stat st;
-	int count = 0;
+	int n = 0, p;
 	FILE *f;
 
+	if (of_pid)
+		*of_pid = 0;
 	if (stat(path, &st))
 		return -errno;
-	/* lock_get_status(): "1: LEASE  ACTIVE    READ  123 fd:00:12 0 EOF" */
+	/*
+	 * lock_get_status(): "1: LEASE  ACTIVE    READ  123 fd:00:12 0 EOF",
+	 * with BREAKING and the type the break goes to while a break is
+	 * pending; "1: -> LEASE ..." lines are openers blocked on the break.
+	 */
 	snprintf(want, sizeof(want), " %02x:%02x:%llu ", major(st.st_dev),
 		 minor(st.st_dev), (unsigned long long)st.st_ino);
 	f = fopen("/proc/locks", "re");
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "LEASE") && strstr(line, want))
-			count++;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "LEASE") || !strstr(line, want) ||
+		    strstr(line, "->"))
+			continue;
+		n++;
+		if (of_pid && sscanf(line, "%*d: %*s %*s %*s %d", &p) == 1 &&
+		    p == pid)
+			(*of_pid)++;
+	}
 	fclose(f);
-	return count;
+	return n;
+}
+
+int kt_count_leases(const char *path)
+{
+	return kt_count_leases_of(path, 0, NULL);
 }
 
 const char *kt_oneline(const char *s)

@@ -226,7 +226,12 @@ int kt_expect_pins(char *buf, size_t size, int uverbs_fd,
 int kt_expect_pins_of(char *buf, size_t size, pid_t pid, int fd,
 		      const char *const *paths, int npaths);
 
-/* Number of /proc/locks lines naming the inode of path (LEASE lines) */
+/*
+ * The leases on path's inode (LEASE lines of /proc/locks, not the openers
+ * blocked on a break), and in *of_pid (if not NULL) how many pid holds.
+ * -errno if unreadable.
+ */
+int kt_count_leases_of(const char *path, pid_t pid, int *of_pid);
 int kt_count_leases(const char *path);
 
 /* Escapes \n and \t so that reports stay on one line */
