@@ -43,6 +43,7 @@
 
 #include "dtest.h"
 #include "kt.h"
+#include "kt_lib.h"
 #include "kt_suite.h"
 
 static struct kt_dev dev;
@@ -52,17 +53,7 @@ static int iterations = 10;
 static struct ibv_mr *reg_on(struct ibv_pd *pd, const char *path,
 			     uint64_t off, size_t len, uint32_t flags)
 {
-	struct ibv_dax_mr_init_attr attr = {
-		.comp_mask = flags ? IBV_DAX_MR_INIT_FLAGS : 0,
-		.path = path,
-		.fd = -1,
-		.offset = off,
-		.length = len,
-		.access = KT_ACCESS,
-		.flags = flags,
-	};
-
-	return ibv_reg_dax_mr(pd, &attr);
+	return kt_reg_dax_mr(pd, path, off, len, flags, KT_ACCESS);
 }
 
 /* Every /proc/<pid>/file_pins empty?  0, or the first pid with pins. */

@@ -22,6 +22,7 @@
 
 #include "dtest.h"
 #include "kt.h"
+#include "kt_lib.h"
 #include "kt_suite.h"
 
 static struct kt_dev dev;
@@ -30,16 +31,8 @@ static char why[512];
 static struct ibv_mr *reg_access(const char *path, uint64_t off, size_t len,
 				 uint32_t flags, unsigned int access)
 {
-	struct ibv_dax_mr_init_attr attr = {
-		.comp_mask = flags ? IBV_DAX_MR_INIT_FLAGS : 0,
-		.path = path,
-		.fd = -1,
-		.offset = off,
-		.length = len,
-		.access = access,
-		.flags = flags,
-	};
-	struct ibv_mr *mr = ibv_reg_dax_mr(dev.pd, &attr);
+	struct ibv_mr *mr = kt_reg_dax_mr(dev.pd, path, off, len, flags,
+					  access);
 
 	if (!mr)
 		snprintf(why, sizeof(why), "ibv_reg_dax_mr(%s, %llu, %zu): %s: %s",
