@@ -3178,12 +3178,14 @@ static void t_i10_rt_punch(const struct kt_fs *fs)
 
 	ret = make_rt_file(path, KT_FILE_SIZE, 0x11);
 	fd = ret ? -1 : open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || ioctl(fd, FS_IOC_FSGETXATTR, &fa) ||
-	    !(fa.fsx_xflags & FS_XFLAG_REALTIME) || is_dax(path) != 1) {
+	if (!ret && fd < 0)
+		ret = errno;
+	if (!ret && ioctl(fd, FS_IOC_FSGETXATTR, &fa))
+		ret = errno;
+	if (ret || !(fa.fsx_xflags & FS_XFLAG_REALTIME) || is_dax(path) != 1) {
 		dtest_fail(n_next, "not reached: realtime DAX file %s: %s, realtime %d, DAX %d",
-			   path, strerror(ret ? ret : errno),
-			   fd >= 0 && !!(fa.fsx_xflags & FS_XFLAG_REALTIME),
-			   is_dax(path));
+			   path, strerror(ret), !ret &&
+			   !!(fa.fsx_xflags & FS_XFLAG_REALTIME), is_dax(path));
 		dtest_fail(n_other, "not reached");
 		if (fd >= 0)
 			close(fd);
@@ -3224,7 +3226,8 @@ static void t_spare_xfs_rt(void)
 	const char *repair[] = { "xfs_repair", "-n", "-r", spare_dev, disk,
 				 NULL };
 	struct kt_fs fs = { "xfs", spare_dir, disk };
-	int ret;
+	struct fsxattr fa;
+	int ret, fd;
 
 	if (!spare_dev || !disk) {
 		dtest_fail("setup_spare_xfs_rt",
@@ -3246,6 +3249,24 @@ static void t_spare_xfs_rt(void)
 	if (mount(disk, spare_dir, "xfs", 0, opts)) {
 		dtest_fail("setup_spare_xfs_rt", "mount -t xfs -o %s %s %s: %s",
 			   opts, disk, spare_dir, strerror(errno));
+		return;
+	}
+	/*
+	 * New files inherit the realtime flag: DAX is decided when the
+	 * inode is set up, by the device its data lives on.
+	 */
+	fd = open(spare_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ret = fd < 0 || ioctl(fd, FS_IOC_FSGETXATTR, &fa) ? errno : 0;
+	if (!ret) {
+		fa.fsx_xflags |= FS_XFLAG_RTINHERIT;
+		ret = ioctl(fd, FS_IOC_FSSETXATTR, &fa) ? errno : 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (ret) {
+		dtest_fail("setup_spare_xfs_rt", "FS_XFLAG_RTINHERIT on %s: %s",
+			   spare_dir, strerror(ret));
+		umount2(spare_dir, 0);
 		return;
 	}
 	dtest_pass("setup_spare_xfs_rt",
