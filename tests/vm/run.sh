@@ -140,6 +140,7 @@ done
 disk=$nvdir/disk.img
 rm -f "$disk"
 truncate -s 512M "$disk"
+# shellcheck disable=SC2054 # commas are qemu option syntax
 nv_args+=(-drive "file=$disk,if=none,id=disk0,format=raw,cache=unsafe"
 	  -device virtio-blk-pci,drive=disk0)
 
