@@ -4,8 +4,8 @@
 # Run guest suites in the daxlease test VM: build and install the project
 # (prefix /opt/daxlease), build the initramfs, boot QEMU TCG with four
 # emulated NVDIMMs (ext4-dax, xfs-dax, devdax, and a spare fsdax namespace
-# the attacks suite formats itself) and rxe, and decide from the
-# JSON-lines results the guest writes to its second serial port
+# the attacks suite formats itself), a 512 MiB virtio disk and rxe, and
+# decide from the JSON-lines results the guest writes to its second serial port
 # (OUT/results.jsonl; partial results survive a hang).  A guest that does
 # not power off within --timeout is killed and the run fails.
 set -euo pipefail
@@ -25,7 +25,9 @@ usage: $0 --kernel stock|BZIMAGE --suites A[,B...] [options]
   --out DIR          console.log, results.jsonl, initramfs (default build/vm-out)
   --timeout SEC      whole boot, killed after it (default 1800)
   --suite-timeout S  per suite inside the guest (default: --timeout less 60)
-  --append "ARGS"    extra kernel command line (e.g. daxlease.shell=1)
+  --append "ARGS"    extra kernel command line (e.g. daxlease.shell=1;
+                     daxlease.attacks_only=i3,i10_pmd runs those attack
+                     groups only: dl-attacks-test --only)
   --no-build         use --build-dir as it is
   --keep             keep the NVDIMM images and the initramfs in OUT
 Environment: DAXLEASE_VM_CMAKE_ARGS (extra cmake -D options, e.g.
@@ -132,6 +134,15 @@ for i in 0 1 2 3; do
 	nv_args+=(-object "memory-backend-file,id=mem$i,share=on,mem-path=$img,size=512M"
 		  -device "nvdimm,id=nv$i,memdev=mem$i")
 done
+# A disk (sparse): a block device that is not DAX and completes I/O in
+# its interrupt (lockdep must see page cache writeback there), and the
+# data device of the attacks suite's xfs with a realtime NVDIMM.
+disk=$nvdir/disk.img
+rm -f "$disk"
+truncate -s 512M "$disk"
+# shellcheck disable=SC2054 # commas are qemu option syntax
+nv_args+=(-drive "file=$disk,if=none,id=disk0,format=raw,cache=unsafe"
+	  -device virtio-blk-pci,drive=disk0)
 
 cmdline="console=ttyS0 panic=-1 loglevel=4 daxlease.kernel=$kind"
 cmdline+=" daxlease.suites=$suites daxlease.suite_timeout=$suite_tmo $append"
@@ -150,9 +161,9 @@ rc=${PIPESTATUS[0]}
 set -e -o pipefail
 boot_secs=$((SECONDS - t_boot))
 if [ "$keep" = 0 ]; then
-	rm -f "$nvdir"/nvdimm?.img "$out/initramfs.img"
+	rm -f "$nvdir"/nvdimm?.img "$nvdir/disk.img" "$out/initramfs.img"
 elif [ "$nvdir" != "$out" ]; then
-	mv "$nvdir"/nvdimm?.img "$out/"
+	mv "$nvdir"/nvdimm?.img "$nvdir/disk.img" "$out/"
 fi
 phase "guest finished after ${boot_secs}s, qemu exit $rc"
 

@@ -14,7 +14,8 @@
  *      pins only pages of files that /proc/self/file_pins lists (checked
  *      page by page with an RDMA READ of the MR)
  *  i3  lease ownership is the leased open file, not a pid: a process that
- *      was given the holder's pid cannot pin or act as the holder
+ *      was given the holder's pid cannot pin or act as the holder; who
+ *      upgrades a shared open file's lease to exclusive holds it
  *  i4  only ext4 and xfs DAX files grant F_LAYOUT|F_EXCLUSIVE; ext2 -o dax
  *      pages never pin
  *  i5  extent moves and swaps, reflink, dedupe and copy-on-write over a
@@ -26,7 +27,9 @@
  *      keeps them
  *  i9  one registration over 10,000 VMAs stays bounded
  *  i10 a refused change leaves size and times alone; changes next to a
- *      pinned page succeed
+ *      pinned page succeed, without a lockdep report after the i_pages
+ *      lock was taken in a disk interrupt, and fail inside a pinned page's
+ *      xfs realtime extent
  *  i11 read-only registration works through a descriptor opened
  *      read-only; such pins take only the named file's DAX pages (no
  *      zero page, no page cache), only for the owner, and stay read-only
@@ -1227,6 +1230,117 @@ out:
 	unlink(path);
 }
 
+/*
+ * One open file shared by two processes (inherited across fork, as
+ * SCM_RIGHTS would too): A sets F_LAYOUT through it, B upgrades the same
+ * lease to F_LAYOUT | F_EXCLUSIVE.  F_SETLEASE on an open file that has a
+ * lease replaces it: B set the exclusive lease, so B holds it (pins under
+ * it, EDEADLOCK for its own layout change) and A, who never asked for an
+ * exclusive lease, does not (EPERM, ETXTBSY).
+ */
+struct i3_up_res {
+	int upgrade, getlease, dev, pin, trunc;
+};
+
+static void t_i3_shared_upgrade(const struct kt_fs *fs)
+{
+	const char *n_b = kt_name("i3_shared_file_upgrade_setter_holds", fs);
+	const char *n_a = kt_name("i3_shared_file_upgrade_first_setter_not_holder",
+				  fs);
+	const char *path = kt_path(fs, "i3up");
+	struct i3_up_res r = { -1, -1, -1, -1, -1 };
+	int fd = -1, res[2] = { -1, -1 }, go[2] = { -1, -1 }, ret, a_pin,
+	    a_trunc;
+	void *map = MAP_FAILED;
+	struct kt_raw_mr raw;
+	pid_t b = -1;
+
+	ret = kt_make_file(path, KT_FILE_SIZE, 0x11);
+	fd = ret ? -1 : open(path, O_RDWR);	/* inherited by B */
+	if (fd < 0 || fcntl(fd, F_SETLEASE, F_LAYOUT) || pipe(res) ||
+	    pipe(go)) {
+		ret = ret ? ret : errno;
+		dtest_fail(n_b, "setup: %s", strerror(ret));
+		dtest_fail(n_a, "setup: %s", strerror(ret));
+		goto out;
+	}
+	map = mmap(NULL, KT_PIN_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		dtest_fail(n_b, "mmap: %s", strerror(errno));
+		dtest_fail(n_a, "not reached");
+		goto out;
+	}
+	fflush(NULL);
+	b = fork();
+	if (b == 0) {
+		struct kt_dev d;
+		char c;
+
+		close(res[0]);
+		close(go[1]);
+		alarm(60);
+		r.upgrade = fcntl(fd, F_SETLEASE, LAYOUT_EXCL) ? errno : 0;
+		r.getlease = fcntl(fd, F_GETLEASE);
+		r.dev = kt_dev_open(&d, false);
+		if (!r.dev) {
+			r.pin = kt_reg_mr_ioctl(&d, map, KT_PIN_LEN, KT_ACCESS,
+						fd, 0, &raw);
+			if (!r.pin)
+				kt_destroy_mr(&d, raw.handle);
+		}
+		r.trunc = ftruncate(fd, KT_MIB) ? errno : 0;
+		if (write(res[1], &r, sizeof(r)) != sizeof(r))
+			_exit(1);
+		/* stay alive (the holder) until A is done */
+		if (read(go[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(res[1]);
+	res[1] = -1;
+	close(go[0]);
+	go[0] = -1;
+	if (b < 0 || read(res[0], &r, sizeof(r)) != sizeof(r)) {
+		dtest_fail(n_b, "child B: %s", b < 0 ? strerror(errno) :
+			   "no result");
+		dtest_fail(n_a, "not reached");
+		goto out;
+	}
+	a_pin = kt_reg_mr_ioctl(&dev, map, KT_PIN_LEN, KT_ACCESS, fd, 0, &raw);
+	if (!a_pin)
+		kt_destroy_mr(&dev, raw.handle);
+	a_trunc = ftruncate(fd, KT_MIB) ? errno : 0;
+	if (r.dev)
+		dtest_fail(n_b, "B: device: %s", strerror(r.dev));
+	else
+		dtest_check(n_b, r.upgrade == 0 &&
+			    r.getlease == LAYOUT_EXCL && r.pin == 0 &&
+			    r.trunc == EDEADLOCK,
+			    "A set F_LAYOUT on an open file, B (forked, same open file) upgraded it to F_LAYOUT|F_EXCLUSIVE: %s, F_GETLEASE %#x; B's REG_MR with DAX_FD: %s (want success), B's ftruncate: %s (want EDEADLOCK)",
+			    en(r.upgrade), r.getlease, en(r.pin), en(r.trunc));
+	dtest_check(n_a, a_pin == EPERM && a_trunc == ETXTBSY,
+		    "A, the first setter, after B's upgrade: REG_MR with DAX_FD: %s (want EPERM: B holds the exclusive lease), ftruncate: %s (want ETXTBSY)",
+		    en(a_pin), en(a_trunc));
+out:
+	if (go[1] >= 0)
+		close(go[1]);
+	if (b > 0)
+		waitpid(b, NULL, 0);
+	if (res[0] >= 0)
+		close(res[0]);
+	if (res[1] >= 0)
+		close(res[1]);
+	if (go[0] >= 0)
+		close(go[0]);
+	if (map != MAP_FAILED)
+		munmap(map, KT_PIN_LEN);
+	if (fd >= 0) {
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+		close(fd);
+	}
+	unlink(path);
+}
+
 /* ---- rule 4: only ext4 and xfs DAX files -------------------------------- */
 
 static void lease_checks(const char *path, const char *label)
@@ -2280,11 +2394,97 @@ static bool pmd_mappable(int fd, char *out, size_t len)
 	return false;
 }
 
+/*
+ * The disk of the test VM (virtio-blk, tests/vm/run.sh): a block device
+ * that is not DAX and completes its I/O in interrupt context.  NULL if
+ * there is none.
+ */
+static const char *disk_dev(void)
+{
+	static char path[64];
+	const char *env = getenv("DAXLEASE_DISK_DEV");
+	struct stat st;
+	char c;
+
+	if (env && *env)
+		return env;
+	for (c = 'a'; c <= 'd'; c++) {
+		snprintf(path, sizeof(path), "/dev/vd%c", c);
+		if (!stat(path, &st) && S_ISBLK(st.st_mode))
+			return path;
+	}
+	return NULL;
+}
+
+/*
+ * Writes back a dirty page of the disk's own (page cache) mapping: its
+ * writeback completes in the disk's interrupt, where folio_end_writeback()
+ * takes the i_pages lock of the mapping.  Every mapping's i_pages lock is
+ * one lockdep class, so from then on lockdep knows that class as
+ * interrupt-safe, and reports any lock that the DAX code takes under it
+ * with interrupts enabled elsewhere.  0, or errno with why set.
+ */
+static int irq_writeback(void)
+{
+	static int done = -1;
+	const char *disk = disk_dev();
+	uint8_t buf[64 * 1024];
+	int fd, i;
+
+	if (done >= 0)
+		return done;
+	done = ENODEV;
+	if (!disk) {
+		snprintf(why, sizeof(why),
+			 "the VM has no disk (/dev/vd?, DAXLEASE_DISK_DEV)");
+		return done;
+	}
+	fd = open(disk, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		done = errno;
+		snprintf(why, sizeof(why), "open %s: %s", disk, strerror(done));
+		return done;
+	}
+	kt_pattern(buf, sizeof(buf), 0, 0x5a);
+	done = 0;
+	for (i = 0; i < 4 && !done; i++)
+		if (pwrite(fd, buf, sizeof(buf), i * sizeof(buf)) !=
+		    (ssize_t)sizeof(buf) || fsync(fd))
+			done = errno ? errno : EIO;
+	if (done)
+		snprintf(why, sizeof(why), "buffered write + fsync of %s: %s",
+			 disk, strerror(done));
+	close(fd);
+	return done;
+}
+
+/* Is lockdep (still) on?  "debug_locks: 1" in /proc/lockdep_stats */
+static bool lockdep_on(void)
+{
+	char line[256];
+	bool on = false;
+	FILE *f = fopen("/proc/lockdep_stats", "re");
+	unsigned int v;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " debug_locks: %u", &v) == 1)
+			on = v == 1;
+	fclose(f);
+	return on;
+}
+
 static void t_i10_pmd_punch(const struct kt_fs *fs, unsigned int extsize)
 {
 	const char *n_next = kt_name("i10_punch_next_to_pinned_page", fs);
 	const char *n_over = kt_name("i10_punch_over_pinned_page", fs);
+	const char *n_lockdep = kt_name("i10_punch_next_to_pinned_page_lockdep",
+					fs);
 	const char *path = kt_path(fs, "i10pmd");
+	char lock_why[1024], first[512] = "";
+	uint64_t mark;
+	bool lockdep;
 	const off_t x = KT_MIB;
 	struct punch_arg after = { path, x + PAGE, PAGE };
 	struct punch_arg before = { path, x - PAGE, PAGE };
@@ -2295,12 +2495,21 @@ static void t_i10_pmd_punch(const struct kt_fs *fs, unsigned int extsize)
 	int fd = -1, ret, r1, r2, r3, v, fz;
 	bool pmd, reg = false;
 
+	/*
+	 * Lockdep sees the i_pages lock taken in interrupt context first,
+	 * then the punches below, which take the DAX code's locks under it.
+	 */
+	ret = irq_writeback();
+	snprintf(lock_why, sizeof(lock_why), "%s", ret ? why : "");
+	lockdep = lockdep_on();
+	mark = kt_kmsg_mark();
 	ret = make_file(path, KT_FILE_SIZE, 0x11, extsize);
 	fd = ret ? -1 : open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0 || fcntl(fd, F_SETLEASE, LAYOUT_EXCL)) {
 		dtest_fail(n_next, "not reached: file and lease: %s",
 			   strerror(ret ? ret : errno));
 		dtest_fail(n_over, "not reached");
+		dtest_fail(n_lockdep, "not reached");
 		goto out;
 	}
 	pmd = pmd_mappable(fd, ext, sizeof(ext));
@@ -2312,6 +2521,7 @@ static void t_i10_pmd_punch(const struct kt_fs *fs, unsigned int extsize)
 		 MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
 		dtest_fail(n_next, "mmap: %s", strerror(errno));
 		dtest_fail(n_over, "not reached");
+		dtest_fail(n_lockdep, "not reached");
 		goto out;
 	}
 	/* fault the 2 MiB block in (a PMD where the extent allows) */
@@ -2323,6 +2533,7 @@ static void t_i10_pmd_punch(const struct kt_fs *fs, unsigned int extsize)
 		dtest_fail(n_next, "not reached: REG_MR of the 4 KiB page at 1 MiB: %s",
 			   en(ret));
 		dtest_fail(n_over, "not reached");
+		dtest_fail(n_lockdep, "not reached");
 		goto out;
 	}
 	r3 = kt_child(punch_fn, &over, KT_OP_TIMEOUT);
@@ -2340,6 +2551,17 @@ static void t_i10_pmd_punch(const struct kt_fs *fs, unsigned int extsize)
 		    ": NOT PMD-mappable, the case is not tested", en(r1),
 		    en(r2), v ? state : "unchanged", fz ? "reads zero" :
 		    "does not read zero");
+	ret = kt_kmsg_scan(mark, first, sizeof(first));
+	if (*lock_why || !lockdep)
+		dtest_fail(n_lockdep, "lockdep cannot see both sides: %s",
+			   *lock_why ? lock_why :
+			   "lockdep is off (/proc/lockdep_stats: debug_locks is not 1)");
+	else
+		dtest_check(n_lockdep, ret == 0,
+			    "after writeback completed in the disk's interrupt (i_pages lock class interrupt-safe), the punches next to the pinned page: %d kernel report line(s)%s%s",
+			    ret, ret ? "; first: " : "", first);
+	if (ret > 0)
+		kt_kmsg_dump(mark, 80);
 out:
 	if (reg)
 		kt_destroy_mr(&dev, raw.handle);
@@ -3168,6 +3390,156 @@ static void t_spare_xfs(void)
 		t_spare_xfs_exchange(mkfs);
 }
 
+/*
+ * xfs realtime files allocate in realtime extents (-r extsize) larger
+ * than a block, and xfs unmaps and frees whole ones: a punch of one page
+ * next to a pinned page in the same realtime extent unmaps the pinned
+ * page's DAX entry too (a WARN in dax_disassociate_entry()), unless the
+ * layout break covers the whole extent and so sees the pin.  The spare
+ * NVDIMM is the realtime device (DAX), the VM's disk the data device.
+ */
+#define RT_EXTSIZE (64 * 1024)
+
+static int make_rt_file(const char *path, size_t size, uint8_t seed)
+{
+	struct fsxattr fa;
+	int fd, err;
+
+	unlink(path);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return errno;
+	err = ioctl(fd, FS_IOC_FSGETXATTR, &fa) ? errno : 0;
+	if (!err) {
+		fa.fsx_xflags |= FS_XFLAG_REALTIME;
+		err = ioctl(fd, FS_IOC_FSSETXATTR, &fa) ? errno : 0;
+	}
+	if (!err)
+		err = fallocate(fd, 0, 0, size) ? errno : 0;
+	if (!err)
+		err = kt_fill_pattern(fd, size, seed);
+	close(fd);
+	return err;
+}
+
+static void t_i10_rt_punch(const struct kt_fs *fs)
+{
+	const char *n_next = "i10_punch_next_to_pinned_page_rtextent_xfs";
+	const char *n_other = "i10_punch_other_rtextent_xfs";
+	const char *path = kt_path(fs, "i10rt");
+	struct punch_arg next = { path, KT_MIB + PAGE, PAGE };
+	struct punch_arg other = { path, KT_TAIL_OFF, RT_EXTSIZE };
+	char state[256], first[512] = "";
+	struct kt_pin p = KT_PIN_INIT;
+	struct fsxattr fa;
+	int ret, r1, r2, v, n, fd;
+	uint64_t mark;
+
+	ret = make_rt_file(path, KT_FILE_SIZE, 0x11);
+	fd = ret ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+	if (!ret && fd < 0)
+		ret = errno;
+	if (!ret && ioctl(fd, FS_IOC_FSGETXATTR, &fa))
+		ret = errno;
+	if (ret || !(fa.fsx_xflags & FS_XFLAG_REALTIME) || is_dax(path) != 1) {
+		dtest_fail(n_next, "not reached: realtime DAX file %s: %s, realtime %d, DAX %d",
+			   path, strerror(ret), !ret &&
+			   !!(fa.fsx_xflags & FS_XFLAG_REALTIME), is_dax(path));
+		dtest_fail(n_other, "not reached");
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	close(fd);
+	if (pin_file(path, KT_MIB, PAGE, KT_PIN_DAXFD, true, &p)) {
+		dtest_fail(n_next, "not reached: pin of the page at 1 MiB: %s",
+			   why);
+		dtest_fail(n_other, "not reached");
+		goto out;
+	}
+	mark = kt_kmsg_mark();
+	r1 = kt_child(punch_fn, &next, KT_OP_TIMEOUT);
+	r2 = kt_child(punch_fn, &other, KT_OP_TIMEOUT);
+	n = kt_kmsg_scan(mark, first, sizeof(first));
+	v = kt_verify_pattern(path, KT_MIB, PAGE, 0x11, state, sizeof(state));
+	dtest_check(n_next, r1 == ETXTBSY && n == 0 && !v,
+		    "realtime extent %d KiB; 4 KiB punch right after a pinned 4 KiB page in the same realtime extent, by another process: %s (want ETXTBSY: xfs unmaps the whole extent); %d kernel report line(s)%s%s; pinned page %s",
+		    RT_EXTSIZE / 1024, en(r1), n, n ? "; first: " : "", first,
+		    v ? state : "unchanged");
+	if (n > 0)
+		kt_kmsg_dump(mark, 80);
+	dtest_check(n_other, r2 == 0,
+		    "punch of a whole realtime extent at 4 MiB, away from the pin: %s (want success)",
+		    en(r2));
+out:
+	kt_unpin(&p);
+	unlink(path);
+}
+
+static void t_spare_xfs_rt(void)
+{
+	const char *disk = disk_dev();
+	char rtopt[256], opts[320], out[2048];
+	const char *mkfs[] = { "mkfs.xfs", "-q", "-f", "-m", "reflink=0", "-r",
+			       rtopt, disk, NULL };
+	const char *repair[] = { "xfs_repair", "-n", "-r", spare_dev, disk,
+				 NULL };
+	struct kt_fs fs = { "xfs", spare_dir, disk };
+	struct fsxattr fa;
+	int ret, fd;
+
+	if (!spare_dev || !disk) {
+		dtest_fail("setup_spare_xfs_rt",
+			   "need the spare NVDIMM (realtime device) and the VM's disk (data device): %s, %s",
+			   spare_dev ? spare_dev : "no DAXLEASE_SPARE_DEV",
+			   disk ? disk : "no /dev/vd?");
+		return;
+	}
+	snprintf(rtopt, sizeof(rtopt), "rtdev=%s,extsize=%d", spare_dev,
+		 RT_EXTSIZE);
+	snprintf(opts, sizeof(opts), "rtdev=%s,dax=always", spare_dev);
+	ret = kt_run(mkfs, out, sizeof(out), 300);
+	if (ret) {
+		dtest_fail("setup_spare_xfs_rt", "mkfs.xfs -r %s %s: exit %d: %s",
+			   rtopt, disk, ret, kt_oneline(out));
+		return;
+	}
+	mkdir(spare_dir, 0755);
+	if (mount(disk, spare_dir, "xfs", 0, opts)) {
+		dtest_fail("setup_spare_xfs_rt", "mount -t xfs -o %s %s %s: %s",
+			   opts, disk, spare_dir, strerror(errno));
+		return;
+	}
+	/*
+	 * New files inherit the realtime flag: DAX is decided when the
+	 * inode is set up, by the device its data lives on.
+	 */
+	fd = open(spare_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ret = fd < 0 || ioctl(fd, FS_IOC_FSGETXATTR, &fa) ? errno : 0;
+	if (!ret) {
+		fa.fsx_xflags |= FS_XFLAG_RTINHERIT;
+		ret = ioctl(fd, FS_IOC_FSSETXATTR, &fa) ? errno : 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (ret) {
+		dtest_fail("setup_spare_xfs_rt", "FS_XFLAG_RTINHERIT on %s: %s",
+			   spare_dir, strerror(ret));
+		umount2(spare_dir, 0);
+		return;
+	}
+	dtest_pass("setup_spare_xfs_rt",
+		   "data device %s, realtime device %s (-r extsize=%d), mounted -o %s",
+		   disk, spare_dev, RT_EXTSIZE, opts);
+	t_i10_rt_punch(&fs);
+	ret = umount2(spare_dir, 0) ? errno : 0;
+	if (!ret)
+		ret = kt_run(repair, out, sizeof(out), 300);
+	dtest_check("fsck_i10_rt_xfs", ret == 0,
+		    "umount, xfs_repair -n -r %s %s: %d: %s", spare_dev, disk,
+		    ret, kt_oneline(out));
+}
+
 static void t_spare_ext4(void)
 {
 	const char *const mkfs[] = { "mkfs.ext4", "-q", "-F", "-b", "4096",
@@ -3280,6 +3652,7 @@ int main(int argc, char **argv)
 		if (want("i3")) {
 			t_i3_recycled(fs);
 			t_i3_other_open(fs);
+			t_i3_shared_upgrade(fs);
 		}
 		if (want("i7"))
 			t_i7(fs);
@@ -3302,12 +3675,12 @@ int main(int argc, char **argv)
 	for (i = 0; i < kt_env.nfs; i++) {
 		const struct kt_fs *fs = &kt_env.fs[i];
 
-		if (want("i10")) {
+		if (want("i10"))
 			t_i10_times(fs);
-			if (!strcmp(fs->name, "ext4") && want("i10_pmd"))
-				t_i10_pmd_punch(fs, 0);
+		if (!strcmp(fs->name, "ext4") && want("i10_pmd"))
+			t_i10_pmd_punch(fs, 0);
+		if (want("i10") || want("i10_pmd"))
 			fsck_check(fs, "i10", true);
-		}
 		if (want("i6")) {
 			t_i6(fs);
 			fsck_check(fs, "i6", true);
@@ -3323,6 +3696,8 @@ int main(int argc, char **argv)
 	if (want("i10_pmd") || want("i5_reflink") || want("i5_swapext") ||
 	    want("i5_exchange_range"))
 		t_spare_xfs();
+	if (want("i10_rt"))
+		t_spare_xfs_rt();
 	if (want("i4_ext4_nodax") || want("i5_swap_boot") ||
 	    want("i5_move_ext"))
 		t_spare_ext4();

@@ -13,7 +13,11 @@
 # system after its refused layout changes (e2fsck -fn, xfs_repair -n) and
 # ends with a scan of the kernel log since boot.
 #
-# Usage and environment: program-suite.sh --help; also DAXLEASE_SPARE_DEV.
+# Usage and environment: program-suite.sh --help; also DAXLEASE_SPARE_DEV,
+# DAXLEASE_DISK_DEV (default /dev/vd?) and DAXLEASE_ATTACKS_ONLY (--only).
 set -euo pipefail
 
-exec bash "$(dirname "$0")/program-suite.sh" attacks dl-attacks-test 1200 "$@"
+only=()
+[ -z "${DAXLEASE_ATTACKS_ONLY:-}" ] || only=(--only "$DAXLEASE_ATTACKS_ONLY")
+exec bash "$(dirname "$0")/program-suite.sh" attacks dl-attacks-test 1200 \
+	"${only[@]}" "$@"
