@@ -1252,7 +1252,7 @@ static void t_i3_shared_upgrade(const struct kt_fs *fs)
 	int fd = -1, res[2] = { -1, -1 }, go[2] = { -1, -1 }, ret, a_pin,
 	    a_trunc;
 	void *map = MAP_FAILED;
-	struct kt_raw_mr raw;
+	struct ibv_mr raw;
 	pid_t b = -1;
 
 	ret = kt_make_file(path, KT_FILE_SIZE, 0x11);
