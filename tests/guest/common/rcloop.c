@@ -24,6 +24,7 @@ struct rcloop {
 	int gid_index;
 	enum ibv_mtu mtu;
 	uint64_t next_wr_id;
+	unsigned int kicks;	/* rcloop_kick() calls, for the record */
 };
 
 static __thread char rcloop_msg[256];
@@ -312,23 +313,57 @@ int rcloop_bind_mw(struct rcloop *l, struct ibv_mw *mw, struct ibv_mr *mr,
 	return rcloop_wait(l, bind.wr_id, "bind MW", len, mr->rkey);
 }
 
+/*
+ * rxe's requester stops when more than RXE_INFLIGHT_SKBS_PER_QP_HIGH of
+ * its packets are in flight and is woken by the skb destructor; the flag
+ * it sets is not checked again after setting it, so a destructor that
+ * runs in between loses the wakeup, and with every packet acknowledged
+ * no timer is left to restart it (seen on 6.12's rxe: a 1 MiB RDMA WRITE
+ * that never completes).  Posting another work request schedules the
+ * requester again: a zero-length RDMA WRITE (no address, no rkey: IBTA
+ * C9-88), whose completion later waits skip.
+ */
+#define RCLOOP_KICK_AFTER	2.0	/* seconds without a completion */
+#define RCLOOP_KICKS		4
+
+static void rcloop_kick(struct rcloop *l)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = ++l->next_wr_id,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bad;
+
+	if (!ibv_post_send(l->qp[0], &wr, &bad))
+		l->kicks++;
+}
+
 static int rcloop_wait(struct rcloop *l, uint64_t wr_id, const char *what,
 		       size_t len, uint32_t rkey)
 {
+	double deadline, now, kick;
 	struct ibv_wc wc;
-	double deadline;
-	int n;
+	int n, kicks = 0;
 
-	deadline = rcloop_now() + rcloop_timeout();
+	now = rcloop_now();
+	deadline = now + rcloop_timeout();
+	kick = now + RCLOOP_KICK_AFTER;
 	for (;;) {
 		n = ibv_poll_cq(l->cq, 1, &wc);
 		if (n < 0)
 			return rcloop_err(EIO, "ibv_poll_cq failed");
 		if (n == 0) {
-			if (rcloop_now() > deadline)
+			now = rcloop_now();
+			if (now > deadline)
 				return rcloop_err(ETIMEDOUT,
-						  "no completion of the %s of %zu bytes",
-						  what, len);
+						  "no completion of the %s of %zu bytes (the send queue kicked %d time(s))",
+						  what, len, kicks);
+			if (now > kick && kicks < RCLOOP_KICKS) {
+				rcloop_kick(l);
+				kicks++;
+				kick = now + RCLOOP_KICK_AFTER;
+			}
 			continue;
 		}
 		if (wc.wr_id != wr_id)
@@ -362,6 +397,9 @@ void rcloop_destroy(struct rcloop *l)
 
 	if (!l)
 		return;
+	if (l->kicks)
+		fprintf(stderr, "rcloop: the send queue was kicked %u time(s) (rxe requester stall)\n",
+			l->kicks);
 	for (i = 1; i >= 0; i--)
 		ibv_destroy_qp(l->qp[i]);
 	ibv_destroy_cq(l->cq);
