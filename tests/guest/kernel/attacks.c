@@ -3174,6 +3174,23 @@ out:
 	unlink(path);
 }
 
+/* Add flag to the FS_IOC_FSGETXATTR flags of directory dir: 0 or errno */
+static int set_dir_xflag(const char *dir, uint32_t flag)
+{
+	struct fsxattr fa;
+	int fd, ret;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ret = fd < 0 || ioctl(fd, FS_IOC_FSGETXATTR, &fa) ? errno : 0;
+	if (!ret) {
+		fa.fsx_xflags |= flag;
+		ret = ioctl(fd, FS_IOC_FSSETXATTR, &fa) ? errno : 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
 /*
  * On a dax=inode mount: fs->dir/dax with FS_XFLAG_DAX, so that files made
  * there are DAX and the others are not; dfs is fs with that directory.
@@ -3181,19 +3198,11 @@ out:
 static int make_dax_dir(const struct kt_fs *fs, struct kt_fs *dfs,
 			char *dir, size_t len)
 {
-	struct fsxattr fa;
-	int fd, ret;
+	int ret;
 
 	snprintf(dir, len, "%s/dax", fs->dir);
 	mkdir(dir, 0755);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ret = fd < 0 || ioctl(fd, FS_IOC_FSGETXATTR, &fa) ? errno : 0;
-	if (!ret) {
-		fa.fsx_xflags |= FS_XFLAG_DAX;
-		ret = ioctl(fd, FS_IOC_FSSETXATTR, &fa) ? errno : 0;
-	}
-	if (fd >= 0)
-		close(fd);
+	ret = set_dir_xflag(dir, FS_XFLAG_DAX);
 	*dfs = *fs;
 	dfs->dir = dir;
 	return ret;
@@ -3485,8 +3494,7 @@ static void t_spare_xfs_rt(void)
 	const char *repair[] = { "xfs_repair", "-n", "-r", spare_dev, disk,
 				 NULL };
 	struct kt_fs fs = { "xfs", spare_dir, disk };
-	struct fsxattr fa;
-	int ret, fd;
+	int ret;
 
 	if (!spare_dev || !disk) {
 		dtest_fail("setup_spare_xfs_rt",
@@ -3514,14 +3522,7 @@ static void t_spare_xfs_rt(void)
 	 * New files inherit the realtime flag: DAX is decided when the
 	 * inode is set up, by the device its data lives on.
 	 */
-	fd = open(spare_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ret = fd < 0 || ioctl(fd, FS_IOC_FSGETXATTR, &fa) ? errno : 0;
-	if (!ret) {
-		fa.fsx_xflags |= FS_XFLAG_RTINHERIT;
-		ret = ioctl(fd, FS_IOC_FSSETXATTR, &fa) ? errno : 0;
-	}
-	if (fd >= 0)
-		close(fd);
+	ret = set_dir_xflag(spare_dir, FS_XFLAG_RTINHERIT);
 	if (ret) {
 		dtest_fail("setup_spare_xfs_rt", "FS_XFLAG_RTINHERIT on %s: %s",
 			   spare_dir, strerror(ret));
