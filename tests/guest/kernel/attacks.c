@@ -3174,20 +3174,27 @@ out:
 	unlink(path);
 }
 
-/* Add flag to the FS_IOC_FSGETXATTR flags of directory dir: 0 or errno */
-static int set_dir_xflag(const char *dir, uint32_t flag)
+/* Add flag to the FS_IOC_FSGETXATTR flags of fd's inode: 0 or errno */
+static int set_fd_xflag(int fd, uint32_t flag)
 {
 	struct fsxattr fa;
+
+	if (ioctl(fd, FS_IOC_FSGETXATTR, &fa))
+		return errno;
+	fa.fsx_xflags |= flag;
+	return ioctl(fd, FS_IOC_FSSETXATTR, &fa) ? errno : 0;
+}
+
+/* The same for directory dir */
+static int set_dir_xflag(const char *dir, uint32_t flag)
+{
 	int fd, ret;
 
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ret = fd < 0 || ioctl(fd, FS_IOC_FSGETXATTR, &fa) ? errno : 0;
-	if (!ret) {
-		fa.fsx_xflags |= flag;
-		ret = ioctl(fd, FS_IOC_FSSETXATTR, &fa) ? errno : 0;
-	}
-	if (fd >= 0)
-		close(fd);
+	if (fd < 0)
+		return errno;
+	ret = set_fd_xflag(fd, flag);
+	close(fd);
 	return ret;
 }
 
@@ -3411,18 +3418,13 @@ static void t_spare_xfs(void)
 
 static int make_rt_file(const char *path, size_t size, uint8_t seed)
 {
-	struct fsxattr fa;
 	int fd, err;
 
 	unlink(path);
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return errno;
-	err = ioctl(fd, FS_IOC_FSGETXATTR, &fa) ? errno : 0;
-	if (!err) {
-		fa.fsx_xflags |= FS_XFLAG_REALTIME;
-		err = ioctl(fd, FS_IOC_FSSETXATTR, &fa) ? errno : 0;
-	}
+	err = set_fd_xflag(fd, FS_XFLAG_REALTIME);
 	if (!err)
 		err = fallocate(fd, 0, 0, size) ? errno : 0;
 	if (!err)
