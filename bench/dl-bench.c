@@ -1126,12 +1126,14 @@ static void bench_data(void)
 			}
 		/* each run in an order of its own (run_order()) */
 		for (r = -1; r < o.data_runs; r++)
-			for (op = 0; op < 2; op++)
+			for (op = 0; op < 2; op++) {
+				int ord[3];
+
+				run_order(ord, 3, r * 2 + op);
 				for (k = 0; k < 3; k++) {
 					double t0, dt;
-					int ret, ord[3];
+					int ret;
 
-					run_order(ord, 3, r * 2 + op);
 					t = ord[k];
 					t0 = now_us();
 
@@ -1152,6 +1154,7 @@ static void bench_data(void)
 						sum[t][op] += dt;
 					}
 				}
+			}
 		for (t = 0; t < 2; t++)
 			for (op = 0; op < 2; op++)
 				data_pair(&s[t][op], &s[2][op], tname[t], op, len);
