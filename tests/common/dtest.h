@@ -33,7 +33,18 @@ struct dtest_state {
 	struct timespec t0;
 };
 
+/*
+ * A test program of several source files shares one state: each file
+ * defines DTEST_SHARED before including this header, the file with main()
+ * DTEST_SHARED_DEFINE as well.
+ */
+#if defined(DTEST_SHARED) && !defined(DTEST_SHARED_DEFINE)
+extern struct dtest_state dtest;
+#elif defined(DTEST_SHARED)
+struct dtest_state dtest;
+#else
 static struct dtest_state dtest;
+#endif
 
 static inline void dtest_begin(const char *suite)
 {

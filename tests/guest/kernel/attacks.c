@@ -81,15 +81,17 @@
 #include <rdma/daxlease_user_ioctl_cmds.h>
 #include <linux/daxlease_fcntl.h>
 
+#include "attacks.h"
+#define DTEST_SHARED_DEFINE
 #include "dtest.h"
 #include "ioctl.h"
 #include "kt.h"
 #include "kt_suite.h"
 
-#define LAYOUT_EXCL (F_LAYOUT | F_EXCLUSIVE)
+#define LAYOUT_EXCL ATK_LAYOUT_EXCL
 #define NOBODY 65534
-#define PAGE 4096UL
-#define PMD_SIZE (2 * KT_MIB)
+#define PAGE ATK_PAGE
+#define PMD_SIZE ATK_PMD_SIZE
 /* uverbs ids of the driver namespace, which the core never assigns */
 #define DRIVER_NS (1U << UVERBS_ID_NS_SHIFT)
 
@@ -370,7 +372,7 @@ static const char *own_pins(char *buf, size_t size)
 }
 
 /* Creates path with pattern seed; preallocated in one piece first */
-static int make_file(const char *path, size_t size, uint8_t seed,
+int atk_make_file(const char *path, size_t size, uint8_t seed,
 		     unsigned int extsize)
 {
 	struct fsxattr fa;
@@ -1574,9 +1576,9 @@ static void i5_case(const char *name, enum i5_op op, const char *a,
 	char state[512] = "";
 	int ret, v = 0;
 
-	ret = make_file(a, KT_FILE_SIZE, sa, 0);
+	ret = atk_make_file(a, KT_FILE_SIZE, sa, 0);
 	if (!ret && b)
-		ret = make_file(b, KT_FILE_SIZE, sb, 0);
+		ret = atk_make_file(b, KT_FILE_SIZE, sb, 0);
 	if (ret) {
 		dtest_fail(name, "not reached: files: %s", strerror(ret));
 		goto out;
@@ -1694,7 +1696,7 @@ static void t_i5_reflink_shared(const struct kt_fs *fs)
 
 	snprintf(src, sizeof(src), "%s", kt_path(fs, "i5shsrc"));
 	snprintf(dst, sizeof(dst), "%s", kt_path(fs, "i5shdst"));
-	ret = make_file(src, KT_FILE_SIZE, 0x11, 0);
+	ret = atk_make_file(src, KT_FILE_SIZE, 0x11, 0);
 	fs_ = ret ? -1 : open(src, O_RDWR | O_CLOEXEC);
 	fd_ = fs_ < 0 ? -1 : open(dst, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
 				  0644);
@@ -2185,7 +2187,7 @@ static void t_i9(const struct kt_fs *fs, int nfiles)
 	t0 = now_s();
 	for (k = 0; k < nfiles && !ret; k++) {
 		snprintf(path, sizeof(path), "%s/f%04d", dir, k);
-		ret = nfiles == 1 ? make_file(path, (size_t)pages * PAGE, 0x11, 0) :
+		ret = nfiles == 1 ? atk_make_file(path, (size_t)pages * PAGE, 0x11, 0) :
 				    make_small(path, (size_t)pages * PAGE, 0x11);
 		fd = ret ? -1 : open(path, O_RDWR | O_CLOEXEC);
 		if (fd < 0 || fcntl(fd, F_SETLEASE, LAYOUT_EXCL)) {
@@ -2363,7 +2365,7 @@ static int punch_fn(void *arg)
 }
 
 /* Is [0, 2 MiB) of fd one extent that DAX can map with a PMD? */
-static bool pmd_mappable(int fd, char *out, size_t len)
+bool atk_pmd_mappable(int fd, char *out, size_t len)
 {
 	struct {
 		struct fiemap fm;
@@ -2475,6 +2477,27 @@ static bool lockdep_on(void)
 	return on;
 }
 
+uint8_t *atk_map_pmd_aligned(int fd, size_t len, uint8_t **res)
+{
+	uint8_t *r, *map;
+	int err;
+
+	r = mmap(NULL, len + PMD_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (r == MAP_FAILED)
+		return NULL;
+	map = (uint8_t *)(((uintptr_t)r + PMD_SIZE - 1) & ~(PMD_SIZE - 1));
+	if (mmap(map, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+		 0) == MAP_FAILED) {
+		err = errno;
+		munmap(r, len + PMD_SIZE);
+		errno = err;
+		return NULL;
+	}
+	*res = r;
+	return map;
+}
+
 static void t_i10_pmd_punch(const struct kt_fs *fs, unsigned int extsize)
 {
 	const char *n_next = kt_name("i10_punch_next_to_pinned_page", fs);
@@ -2503,7 +2526,7 @@ static void t_i10_pmd_punch(const struct kt_fs *fs, unsigned int extsize)
 	snprintf(lock_why, sizeof(lock_why), "%s", ret ? why : "");
 	lockdep = lockdep_on();
 	mark = kt_kmsg_mark();
-	ret = make_file(path, KT_FILE_SIZE, 0x11, extsize);
+	ret = atk_make_file(path, KT_FILE_SIZE, 0x11, extsize);
 	fd = ret ? -1 : open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0 || fcntl(fd, F_SETLEASE, LAYOUT_EXCL)) {
 		dtest_fail(n_next, "not reached: file and lease: %s",
@@ -2512,13 +2535,9 @@ static void t_i10_pmd_punch(const struct kt_fs *fs, unsigned int extsize)
 		dtest_fail(n_lockdep, "not reached");
 		goto out;
 	}
-	pmd = pmd_mappable(fd, ext, sizeof(ext));
-	res = mmap(NULL, KT_FILE_SIZE + PMD_SIZE, PROT_NONE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	map = (uint8_t *)(((uintptr_t)res + PMD_SIZE - 1) & ~(PMD_SIZE - 1));
-	if (res == MAP_FAILED ||
-	    mmap(map, KT_FILE_SIZE, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+	pmd = atk_pmd_mappable(fd, ext, sizeof(ext));
+	map = atk_map_pmd_aligned(fd, KT_FILE_SIZE, &res);
+	if (!map) {
 		dtest_fail(n_next, "mmap: %s", strerror(errno));
 		dtest_fail(n_over, "not reached");
 		dtest_fail(n_lockdep, "not reached");
@@ -3157,7 +3176,7 @@ static void i5_reflink_fs_lease(const struct kt_fs *fs)
 	const char *path = kt_path(fs, "i5rl");
 	int fd, ret;
 
-	ret = make_file(path, KT_FILE_SIZE, 0x11, 0);
+	ret = atk_make_file(path, KT_FILE_SIZE, 0x11, 0);
 	fd = ret ? -1 : open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		dtest_fail(name, "not reached: %s", strerror(ret ? ret : errno));
@@ -3239,9 +3258,9 @@ static void i5_exchange_range_absent(const struct kt_fs *fs)
 
 	snprintf(a, sizeof(a), "%s", kt_path(fs, "i5xa"));
 	snprintf(b, sizeof(b), "%s", kt_path(fs, "i5xb"));
-	ret = make_file(a, KT_FILE_SIZE, 0x11, 0);
+	ret = atk_make_file(a, KT_FILE_SIZE, 0x11, 0);
 	if (!ret)
-		ret = make_file(b, KT_FILE_SIZE, 0x66, 0);
+		ret = atk_make_file(b, KT_FILE_SIZE, 0x66, 0);
 	if (!ret) {
 		fa = open(a, O_RDWR | O_CLOEXEC);
 		fb = open(b, O_RDWR | O_CLOEXEC);
@@ -3396,6 +3415,8 @@ static void t_spare_xfs(void)
 	}
 	if (want("i10_pmd"))
 		t_i10_pmd_punch(&fs, PMD_SIZE);
+	if (want("i13_pmd"))
+		atk_drop_range_pmd(&dev, &fs, PMD_SIZE);
 	/* a kernel that swaps pinned extents is left unstable: last */
 	if (want("i5_swapext"))
 		i5_op_cases(&fs, OP_SWAPEXT, "target", "tmp", true);
@@ -3684,6 +3705,12 @@ int main(int argc, char **argv)
 			t_i10_pmd_punch(fs, 0);
 		if (want("i10") || want("i10_pmd"))
 			fsck_check(fs, "i10", true);
+		if (want("i13_drop"))
+			atk_drop_range_fs(&dev, fs);
+		if (!strcmp(fs->name, "ext4") && want("i13_pmd"))
+			atk_drop_range_pmd(&dev, fs, 0);
+		if (want("i13_drop") || want("i13_pmd"))
+			fsck_check(fs, "i13", true);
 		if (want("i6")) {
 			t_i6(fs);
 			fsck_check(fs, "i6", true);
@@ -3696,7 +3723,8 @@ int main(int argc, char **argv)
 	/* the spare NVDIMM; ext4's extent moves last */
 	if (want("i4_ext2"))
 		t_spare_ext2();
-	if (want("i10_pmd") || want("i5_reflink") || want("i5_swapext") ||
+	if (want("i10_pmd") || want("i13_pmd") || want("i5_reflink") ||
+	    want("i5_swapext") ||
 	    want("i5_exchange_range"))
 		t_spare_xfs();
 	if (want("i10_rt"))

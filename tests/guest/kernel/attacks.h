@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * What the attack programs of the attacks suite share (attacks.c and its
+ * groups in other files): file geometry, the pmem test files and the
+ * groups' entry points.
+ */
+#ifndef DAXLEASE_ATTACKS_H
+#define DAXLEASE_ATTACKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kt.h"
+
+/* one dtest state for the files of the program (dtest.h) */
+#define DTEST_SHARED
+
+#define ATK_LAYOUT_EXCL (F_LAYOUT | F_EXCLUSIVE)
+#define ATK_PAGE 4096UL
+#define ATK_PMD_SIZE (2 * KT_MIB)
+
+/*
+ * Creates (or replaces) path with size bytes of pattern seed, allocated
+ * in one fallocate (aligned extents where the file system can), with an
+ * extent size hint of extsize bytes if not 0.  0 or errno.
+ */
+int atk_make_file(const char *path, size_t size, uint8_t seed,
+		  unsigned int extsize);
+/* Is [0, 2 MiB) of fd one extent that DAX can map with a PMD?  out: why */
+bool atk_pmd_mappable(int fd, char *out, size_t len);
+/*
+ * Maps [0, len) of fd shared and writable at a 2 MiB-aligned address.
+ * Returns the mapping, and in *res the reservation to unmap
+ * (len + ATK_PMD_SIZE bytes from *res); NULL (errno set) on failure, with
+ * nothing left.
+ */
+uint8_t *atk_map_pmd_aligned(int fd, size_t len, uint8_t **res);
+
+/* attacks_drop.c: the range a layout change drops, and swap */
+void atk_drop_range_fs(struct kt_dev *dev, const struct kt_fs *fs);
+void atk_drop_range_pmd(struct kt_dev *dev, const struct kt_fs *fs,
+			unsigned int extsize);
+
+#endif /* DAXLEASE_ATTACKS_H */
