@@ -3732,9 +3732,9 @@ int main(int argc, char **argv)
 	if (want("i4_ext4_nodax") || want("i5_swap_boot") ||
 	    want("i5_move_ext"))
 		t_spare_ext4();
-	/* unbinds the spare and the devdax namespace, then binds them again */
+	/* unbinds the devdax namespace, then binds it again */
 	if (want("i14"))
-		atk_remove_under_pin(&dev, spare_dev, kt_env.devdax);
+		atk_remove_under_pin(&dev, kt_env.devdax);
 
 	return kt_suite_end(&dev, "dmesg_clean", 0);
 }

@@ -43,7 +43,6 @@ void atk_drop_range_pmd(struct kt_dev *dev, const struct kt_fs *fs,
 			unsigned int extsize);
 
 /* attacks_remove.c: the pmem device removed under a pin (root) */
-void atk_remove_under_pin(struct kt_dev *dev, const char *spare_dev,
-			  const char *devdax);
+void atk_remove_under_pin(struct kt_dev *dev, const char *devdax);
 
 #endif /* DAXLEASE_ATTACKS_H */
