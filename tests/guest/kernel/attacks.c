@@ -2345,21 +2345,14 @@ out:
 	unlink(path);
 }
 
-struct punch_arg {
-	const char *path;
-	off_t off;
-	size_t len;
-};
-
-static int punch_fn(void *arg)
+int atk_falloc_fn(void *arg)
 {
-	struct punch_arg *x = arg;
+	struct atk_falloc *x = arg;
 	int fd = open(x->path, O_RDWR), ret;
 
 	if (fd < 0)
-		return ENOENT;
-	ret = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, x->off,
-			x->len) ? errno : 0;
+		return errno;
+	ret = fallocate(fd, x->mode, x->off, x->len) ? errno : 0;
 	close(fd);
 	return ret;
 }
@@ -2509,9 +2502,9 @@ static void t_i10_pmd_punch(const struct kt_fs *fs, unsigned int extsize)
 	uint64_t mark;
 	bool lockdep;
 	const off_t x = KT_MIB;
-	struct punch_arg after = { path, x + PAGE, PAGE };
-	struct punch_arg before = { path, x - PAGE, PAGE };
-	struct punch_arg over = { path, x, PAGE };
+	struct atk_falloc after = { path, ATK_PUNCH, x + PAGE, PAGE };
+	struct atk_falloc before = { path, ATK_PUNCH, x - PAGE, PAGE };
+	struct atk_falloc over = { path, ATK_PUNCH, x, PAGE };
 	uint8_t *res = MAP_FAILED, *map, zero[PAGE];
 	char ext[256], state[256], got[PAGE];
 	struct ibv_mr raw;
@@ -2555,12 +2548,12 @@ static void t_i10_pmd_punch(const struct kt_fs *fs, unsigned int extsize)
 		dtest_fail(n_lockdep, "not reached");
 		goto out;
 	}
-	r3 = kt_child(punch_fn, &over, KT_OP_TIMEOUT);
+	r3 = kt_child(atk_falloc_fn, &over, KT_OP_TIMEOUT);
 	dtest_check(n_over, r3 == ETXTBSY,
 		    "punch of the pinned 4 KiB page itself by another process: %s (want ETXTBSY)",
 		    en(r3));
-	r1 = kt_child(punch_fn, &after, KT_OP_TIMEOUT);
-	r2 = kt_child(punch_fn, &before, KT_OP_TIMEOUT);
+	r1 = kt_child(atk_falloc_fn, &after, KT_OP_TIMEOUT);
+	r2 = kt_child(atk_falloc_fn, &before, KT_OP_TIMEOUT);
 	v = kt_verify_pattern(path, x, PAGE, 0x11, state, sizeof(state));
 	memset(zero, 0, sizeof(zero));
 	fz = pread(fd, got, PAGE, x + PAGE) == PAGE && !memcmp(got, zero, PAGE);
@@ -3459,8 +3452,8 @@ static void t_i10_rt_punch(const struct kt_fs *fs)
 	const char *n_next = "i10_punch_next_to_pinned_page_rtextent_xfs";
 	const char *n_other = "i10_punch_other_rtextent_xfs";
 	const char *path = kt_path(fs, "i10rt");
-	struct punch_arg next = { path, KT_MIB + PAGE, PAGE };
-	struct punch_arg other = { path, KT_TAIL_OFF, RT_EXTSIZE };
+	struct atk_falloc next = { path, ATK_PUNCH, KT_MIB + PAGE, PAGE };
+	struct atk_falloc other = { path, ATK_PUNCH, KT_TAIL_OFF, RT_EXTSIZE };
 	char state[256], first[512] = "";
 	struct kt_pin p = KT_PIN_INIT;
 	struct fsxattr fa;
@@ -3490,8 +3483,8 @@ static void t_i10_rt_punch(const struct kt_fs *fs)
 		goto out;
 	}
 	mark = kt_kmsg_mark();
-	r1 = kt_child(punch_fn, &next, KT_OP_TIMEOUT);
-	r2 = kt_child(punch_fn, &other, KT_OP_TIMEOUT);
+	r1 = kt_child(atk_falloc_fn, &next, KT_OP_TIMEOUT);
+	r2 = kt_child(atk_falloc_fn, &other, KT_OP_TIMEOUT);
 	n = kt_kmsg_scan(mark, first, sizeof(first));
 	v = kt_verify_pattern(path, KT_MIB, PAGE, 0x11, state, sizeof(state));
 	dtest_check(n_next, r1 == ETXTBSY && n == 0 && !v,

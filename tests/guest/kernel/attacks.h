@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "kt.h"
 
@@ -36,6 +37,16 @@ bool atk_pmd_mappable(int fd, char *out, size_t len);
  * nothing left.
  */
 uint8_t *atk_map_pmd_aligned(int fd, size_t len, uint8_t **res);
+
+/* fallocate(mode, off, len) of path by another process: kt_child() */
+struct atk_falloc {
+	const char *path;
+	int mode;
+	off_t off;
+	off_t len;
+};
+int atk_falloc_fn(void *arg);
+#define ATK_PUNCH (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)
 
 /* attacks_drop.c: the range a layout change drops, and swap */
 void atk_drop_range_fs(struct kt_dev *dev, const struct kt_fs *fs);

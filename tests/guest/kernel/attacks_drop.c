@@ -33,26 +33,6 @@
 /* How long a layout change may take before it counts as waiting */
 #define WAIT_BOUND 3
 
-struct falloc_arg {
-	const char *path;
-	int mode;
-	off_t off;
-	off_t len;
-};
-
-/* fallocate by another process (the child opens the file itself) */
-static int falloc_fn(void *arg)
-{
-	struct falloc_arg *x = arg;
-	int fd = open(x->path, O_RDWR), ret;
-
-	if (fd < 0)
-		return errno;
-	ret = fallocate(fd, x->mode, x->off, x->len) ? errno : 0;
-	close(fd);
-	return ret;
-}
-
 static int truncate0_fn(void *arg)
 {
 	return truncate(arg, 0) ? errno : 0;
@@ -144,7 +124,7 @@ static void t_shift_below_pinned(struct kt_dev *dev, const struct kt_fs *fs,
 	const char *name = kt_name(collapse ? "i13_collapse_below_pinned" :
 				   "i13_insert_below_pinned", fs);
 	const char *path = kt_path(fs, "i13shift");
-	struct falloc_arg op = { path, mode, KT_MIB, KT_OP_LEN };
+	struct atk_falloc op = { path, mode, KT_MIB, KT_OP_LEN };
 	char state[256], first[512] = "";
 	struct kt_pin p = KT_PIN_INIT;
 	const char *step = "";
@@ -162,7 +142,7 @@ static void t_shift_below_pinned(struct kt_dev *dev, const struct kt_fs *fs,
 	}
 	fcntl(p.fd, F_SETLEASE, F_UNLCK);
 	mark = kt_kmsg_mark();
-	ret = kt_child(falloc_fn, &op, KT_OP_TIMEOUT);
+	ret = kt_child(atk_falloc_fn, &op, KT_OP_TIMEOUT);
 	want = is_xfs(fs) ? ETXTBSY : 0;
 	v = kt_verify_pattern(path, 0, KT_MIB, 0x31, state, sizeof(state));
 	trunc = kt_child(truncate0_fn, (void *)path, KT_OP_TIMEOUT);
@@ -195,7 +175,7 @@ static void t_shift_spliced(const struct kt_fs *fs, int mode)
 	const char *name = kt_name(collapse ? "i13_collapse_spliced_page" :
 				   "i13_insert_spliced_page", fs);
 	const char *path = kt_path(fs, "i13splice");
-	struct falloc_arg op = { path, mode, ATK_PAGE, ATK_PAGE };
+	struct atk_falloc op = { path, mode, ATK_PAGE, ATK_PAGE };
 	int pfd[2] = { -1, -1 }, fd = -1, ret, want, trunc, d;
 	char pipe_state[128] = "not read";
 	uint8_t *map = MAP_FAILED;
@@ -211,7 +191,7 @@ static void t_shift_spliced(const struct kt_fs *fs, int mode)
 			   kt_res_name(ret));
 		goto out;
 	}
-	ret = kt_child(falloc_fn, &op, WAIT_BOUND);
+	ret = kt_child(atk_falloc_fn, &op, WAIT_BOUND);
 	want = is_xfs(fs) ? KT_HANG : 0;
 	trunc = kt_child(truncate0_fn, (void *)path, WAIT_BOUND);
 	d = drain_page(pfd, 0, 0x32, pipe_state, sizeof(pipe_state));
@@ -244,9 +224,7 @@ static void t_punch_next_to_spliced(struct kt_dev *dev, const struct kt_fs *fs,
 				   "i13_punch_next_to_pinned_spliced_page", fs);
 	const char *path = kt_path(fs, "i13pmd");
 	const off_t x = KT_MIB, held = hull ? x + (off_t)ATK_PAGE : x;
-	struct falloc_arg punch = { path,
-		FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, x + 64 * 1024,
-		ATK_PAGE };
+	struct atk_falloc punch = { path, ATK_PUNCH, x + 64 * 1024, ATK_PAGE };
 	uint8_t *res = MAP_FAILED, *map, *two = MAP_FAILED;
 	int pfd[2] = { -1, -1 }, fd = -1, ret, trunc = 0, d = EIO;
 	char ext[256], state[256], pipe_state[128] = "not read";
@@ -295,7 +273,7 @@ static void t_punch_next_to_spliced(struct kt_dev *dev, const struct kt_fs *fs,
 			   kt_res_name(ret));
 		goto out;
 	}
-	ret = kt_child(falloc_fn, &punch, KT_OP_TIMEOUT);
+	ret = kt_child(atk_falloc_fn, &punch, KT_OP_TIMEOUT);
 	if (!ret) {
 		ret = ibv_dereg_mr(mr) ? errno : 0;
 		mr = NULL;
