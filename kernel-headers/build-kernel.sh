@@ -14,7 +14,8 @@ Unpacks /usr/src/linux-source-LINE.tar.xz, applies
 kernel-headers/patches/linux-LINE/series with patch -p1, configures
 'make ARCH=x86_64 tinyconfig' + kernel-headers/kconfig/base.config +
 debug.config (--debug, the default: KASAN, lockdep, DEBUG_VM, ...) or
-plain.config (--plain, for benchmarks), checks that every fragment option
+plain.config (--plain, for benchmarks) + line-LINE.config where there is
+one, checks that every fragment option
 survived olddefconfig, and runs 'make bzImage'.
 
 The result is cached in $DAXLEASE_CACHE/kernel/<hash>/ (default
@@ -70,6 +71,8 @@ kdir=$here/kconfig
 tarball=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-$line.tar.xz}
 cache_root=${DAXLEASE_CACHE:-/var/cache/daxlease}/kernel
 fragments=("$kdir/base.config" "$kdir/$mode.config")
+# options of one line only, if it has any
+[ ! -f "$kdir/line-$line.config" ] || fragments+=("$kdir/line-$line.config")
 
 log() { echo "build-kernel: $*" >&2; }
 die() { log "error: $*"; exit 1; }
