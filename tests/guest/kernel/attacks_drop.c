@@ -33,11 +33,6 @@
 /* How long a layout change may take before it counts as waiting */
 #define WAIT_BOUND 3
 
-static int truncate0_fn(void *arg)
-{
-	return truncate(arg, 0) ? errno : 0;
-}
-
 /*
  * A pipe holding a reference to the page at addr, taken by vmsplice: a
  * short-term page reference that no pin record knows of.
@@ -118,13 +113,12 @@ static bool is_xfs(const struct kt_fs *fs)
  * data and stays seen: a truncate over it still fails.
  */
 static void t_shift_below_pinned(struct kt_dev *dev, const struct kt_fs *fs,
-				 int mode)
+				 enum kt_op op)
 {
-	bool collapse = mode == FALLOC_FL_COLLAPSE_RANGE;
+	bool collapse = op == KT_OP_COLLAPSE_RANGE;
 	const char *name = kt_name(collapse ? "i13_collapse_below_pinned" :
 				   "i13_insert_below_pinned", fs);
 	const char *path = kt_path(fs, "i13shift");
-	struct atk_falloc op = { path, mode, KT_MIB, KT_OP_LEN };
 	char state[256], first[512] = "";
 	struct kt_pin p = KT_PIN_INIT;
 	const char *step = "";
@@ -142,10 +136,10 @@ static void t_shift_below_pinned(struct kt_dev *dev, const struct kt_fs *fs,
 	}
 	fcntl(p.fd, F_SETLEASE, F_UNLCK);
 	mark = kt_kmsg_mark();
-	ret = kt_child(atk_falloc_fn, &op, KT_OP_TIMEOUT);
+	ret = kt_child_op(path, op, KT_MIB);
 	want = is_xfs(fs) ? ETXTBSY : 0;
 	v = kt_verify_pattern(path, 0, KT_MIB, 0x31, state, sizeof(state));
-	trunc = kt_child(truncate0_fn, (void *)path, KT_OP_TIMEOUT);
+	trunc = kt_child_op(path, KT_OP_TRUNCATE, 0);
 	reports = kt_kmsg_scan(mark, first, sizeof(first));
 	dtest_check(name, ret == want && !v && trunc == ETXTBSY && !reports,
 		    "%s of 64 KiB at 1 MiB by another process, [0, 1 MiB) pinned (lease released): %s (want %s); pinned range %s; truncate to 0 afterwards: %s (want ETXTBSY); %d kernel report line(s)%s%s",
@@ -193,7 +187,7 @@ static void t_shift_spliced(const struct kt_fs *fs, int mode)
 	}
 	ret = kt_child(atk_falloc_fn, &op, WAIT_BOUND);
 	want = is_xfs(fs) ? KT_HANG : 0;
-	trunc = kt_child(truncate0_fn, (void *)path, WAIT_BOUND);
+	trunc = kt_child_op_within(path, KT_OP_TRUNCATE, 0, WAIT_BOUND);
 	d = drain_page(pfd, 0, 0x32, pipe_state, sizeof(pipe_state));
 	dtest_check(name, ret == want && trunc == KT_HANG && !d,
 		    "%s of 4 KiB at 4 KiB by another process while a pipe holds page 0 (vmsplice): %s (want %s); truncate to 0 afterwards: %s (want it to wait for the pipe); the pipe then read %s",
@@ -284,7 +278,7 @@ static void t_punch_next_to_spliced(struct kt_dev *dev, const struct kt_fs *fs,
 		if (two != MAP_FAILED)
 			munmap(two, 2 * ATK_PAGE);
 		two = MAP_FAILED;
-		trunc = kt_child(truncate0_fn, (void *)path, WAIT_BOUND);
+		trunc = kt_child_op_within(path, KT_OP_TRUNCATE, 0, WAIT_BOUND);
 		d = drain_page(pfd, held, 0x33, pipe_state, sizeof(pipe_state));
 	}
 	snprintf(state, sizeof(state), "%s", kt_res_name(ret));
@@ -402,8 +396,8 @@ static void t_swap(struct kt_dev *dev, const struct kt_fs *fs)
 
 void atk_drop_range_fs(struct kt_dev *dev, const struct kt_fs *fs)
 {
-	t_shift_below_pinned(dev, fs, FALLOC_FL_COLLAPSE_RANGE);
-	t_shift_below_pinned(dev, fs, FALLOC_FL_INSERT_RANGE);
+	t_shift_below_pinned(dev, fs, KT_OP_COLLAPSE_RANGE);
+	t_shift_below_pinned(dev, fs, KT_OP_INSERT_RANGE);
 	t_shift_spliced(fs, FALLOC_FL_COLLAPSE_RANGE);
 	t_shift_spliced(fs, FALLOC_FL_INSERT_RANGE);
 	t_swap(dev, fs);

@@ -514,11 +514,17 @@ static int child_op_fn(void *arg)
 	return kt_do_op(c->path, -1, c->op, c->off);
 }
 
-int kt_child_op(const char *path, enum kt_op op, off_t off)
+int kt_child_op_within(const char *path, enum kt_op op, off_t off,
+		       int timeout)
 {
 	struct child_op c = { path, op, off };
 
-	return kt_child(child_op_fn, &c, KT_OP_TIMEOUT);
+	return kt_child(child_op_fn, &c, timeout);
+}
+
+int kt_child_op(const char *path, enum kt_op op, off_t off)
+{
+	return kt_child_op_within(path, op, off, KT_OP_TIMEOUT);
 }
 
 int kt_lease_holder_start(struct kt_lease_holder *h, const char *path,

@@ -191,6 +191,9 @@ const char *kt_res_name(int res);
 
 /* The op in a child (opens path itself: another process) */
 int kt_child_op(const char *path, enum kt_op op, off_t off);
+/* Same, bounded by timeout seconds instead of KT_OP_TIMEOUT */
+int kt_child_op_within(const char *path, enum kt_op op, off_t off,
+		       int timeout);
 
 /*
  * Another process holding a lease: a forked child opens path with oflags,
