@@ -163,6 +163,25 @@ static void *map_aligned(int fd, uint64_t off, size_t len, size_t align,
 	return p;
 }
 
+/* the granularity pmem2_map_new() would choose, and its persist function */
+static int set_persist(const struct dl_source *src, struct dl_map *map,
+		       bool sync)
+{
+	/* get_min_granularity() */
+	map->granularity = !sync ? PMEM2_GRANULARITY_PAGE :
+			   eadr ? PMEM2_GRANULARITY_BYTE :
+				  PMEM2_GRANULARITY_CACHE_LINE;
+	if (map->granularity == PMEM2_GRANULARITY_PAGE)
+		return 0;
+	map->persist = persist_fn[map->granularity ==
+				  PMEM2_GRANULARITY_CACHE_LINE];
+	if (!map->persist)
+		return dl_err(ENOMEM,
+			      "libpmem2 has no persist function for %s: %s",
+			      src->path, pmem2_errormsg());
+	return 0;
+}
+
 int dl_map_range(const struct dl_source *src, const struct dl_request *req,
 		 struct dl_map *map)
 {
@@ -190,22 +209,28 @@ int dl_map_range(const struct dl_source *src, const struct dl_request *req,
 			      strerror(err));
 	}
 	map->map_len = end - start;
-	/* what pmem2_map_new() would have chosen (get_min_granularity) */
-	map->granularity = !sync ? PMEM2_GRANULARITY_PAGE :
-			   eadr ? PMEM2_GRANULARITY_BYTE :
-				  PMEM2_GRANULARITY_CACHE_LINE;
-	if (map->granularity != PMEM2_GRANULARITY_PAGE) {
-		map->persist = persist_fn[map->granularity ==
-					  PMEM2_GRANULARITY_CACHE_LINE];
-		if (!map->persist) {
-			munmap(map->base, map->map_len);
-			map->base = NULL;
-			return dl_err(ENOMEM,
-				      "libpmem2 has no persist function for %s: %s",
-				      src->path, pmem2_errormsg());
-		}
+	if (set_persist(src, map, sync)) {
+		munmap(map->base, map->map_len);
+		map->base = NULL;
+		return -1;
 	}
 	map->addr = (char *)map->base + (req->offset - start);
+	map->length = req->length;
+	return 0;
+}
+
+int dl_map_adopt(const struct dl_source *src, const struct dl_request *req,
+		 struct dl_map *map)
+{
+	/* device DAX faults are synchronous: MAP_SYNC changes nothing */
+	bool sync = src->kind == IBV_DAX_FILE_DEVDAX ||
+		    (src->kind == IBV_DAX_FILE_FSDAX && src->mapped_sync);
+
+	memset(map, 0, sizeof(*map));
+	pthread_once(&map_once, map_init);
+	if (set_persist(src, map, sync))
+		return -1;
+	map->addr = req->addr;
 	map->length = req->length;
 	return 0;
 }

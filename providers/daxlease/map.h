@@ -14,7 +14,8 @@
 #include "source.h"
 
 struct dl_map {
-	void *base;			/* mapping of req->map_start */
+	void *base;			/* mapping of req->map_start; NULL if
+					 * the mapping is the caller's */
 	size_t map_len;
 	void *addr;			/* mapping of req->offset */
 	size_t length;
@@ -27,6 +28,13 @@ struct dl_map {
  * source is writable; addr points at req->offset.
  */
 int dl_map_range(const struct dl_source *src, const struct dl_request *req,
+		 struct dl_map *map);
+/*
+ * IBV_DAX_MR_INIT_ADDR: the caller's mapping of the range, which is never
+ * unmapped here; persisted by CPU cache flushes if it is mapped MAP_SYNC
+ * (or is device DAX), else by msync(2).
+ */
+int dl_map_adopt(const struct dl_source *src, const struct dl_request *req,
 		 struct dl_map *map);
 void dl_map_unmap(struct dl_map *map);
 /* Make [addr, addr + len) inside the map persistent; 0 or -1/errno. */

@@ -209,7 +209,8 @@ DL_EXPORT struct ibv_mr *ibv_reg_dax_mr(struct ibv_pd *pd,
 		goto err_free;
 	dl_test_stop("reg_opened");
 
-	if (dl_map_range(&m->src, &m->req, &m->map))
+	if (m->req.addr ? dl_map_adopt(&m->src, &m->req, &m->map) :
+			  dl_map_range(&m->src, &m->req, &m->map))
 		goto err_source;
 	dl_test_stop("reg_mapped");
 

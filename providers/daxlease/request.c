@@ -47,7 +47,7 @@ static int check_attr(const struct ibv_dax_mr_init_attr *attr, char *msg,
 			      "attr is NULL: pass a struct ibv_dax_mr_init_attr");
 	if (attr->comp_mask & ~(uint64_t)DL_INIT_ATTR_COMP_MASK)
 		return reason(msg, msglen, EOPNOTSUPP,
-			      "unknown comp_mask bits 0x%llx: this libdaxlease knows only IBV_DAX_MR_INIT_IOVA and IBV_DAX_MR_INIT_FLAGS",
+			      "unknown comp_mask bits 0x%llx: this libdaxlease knows only IBV_DAX_MR_INIT_IOVA, IBV_DAX_MR_INIT_FLAGS and IBV_DAX_MR_INIT_ADDR",
 			      (unsigned long long)(attr->comp_mask &
 						   ~(uint64_t)DL_INIT_ATTR_COMP_MASK));
 	/*
@@ -69,10 +69,30 @@ static int check_attr(const struct ibv_dax_mr_init_attr *attr, char *msg,
 	if ((flags & IBV_DAX_MR_ALLOW_ODP) && (flags & IBV_DAX_MR_NO_FALLBACK))
 		return reason(msg, msglen, EINVAL,
 			      "IBV_DAX_MR_ALLOW_ODP and IBV_DAX_MR_NO_FALLBACK contradict each other: pick one");
-	if (!attr->path && attr->fd < 0)
+	if (attr->comp_mask & IBV_DAX_MR_INIT_ADDR) {
+		if (!attr->addr)
+			return reason(msg, msglen, EINVAL,
+				      "addr is NULL with IBV_DAX_MR_INIT_ADDR: pass the start of the range in your mapping");
+		if (flags & IBV_DAX_MR_CREATE)
+			return reason(msg, msglen, EINVAL,
+				      "IBV_DAX_MR_CREATE with IBV_DAX_MR_INIT_ADDR: the range is mapped already, so the file exists");
+		if (!attr->path && attr->fd < -1)
+			return reason(msg, msglen, EBADF,
+				      "fd %d is not a descriptor: pass -1 (and path NULL) to let the library find the file mapped at addr",
+				      attr->fd);
+		if (!attr->path && attr->fd == -1 && attr->offset)
+			return reason(msg, msglen, EINVAL,
+				      "offset 0x%llx without path or fd: with IBV_DAX_MR_INIT_ADDR the mapping gives the file offset, leave offset 0 or name the file",
+				      (unsigned long long)attr->offset);
+		if ((uintptr_t)attr->addr + attr->length < (uintptr_t)attr->addr)
+			return reason(msg, msglen, EOVERFLOW,
+				      "addr %p + length 0x%zx wraps around the address space",
+				      attr->addr, attr->length);
+	} else if (!attr->path && attr->fd < 0) {
 		return reason(msg, msglen, EBADF,
 			      "neither path nor a valid fd (fd %d): set one of them",
 			      attr->fd);
+	}
 	if (attr->access & ~(unsigned int)DL_ACCESS_KNOWN) {
 		if (attr->access & IBV_ACCESS_ON_DEMAND)
 			return reason(msg, msglen, EINVAL,
@@ -123,12 +143,33 @@ int dl_request_init(struct dl_request *req,
 	req->write = attr->access & DL_ACCESS_WRITE;
 	req->has_iova = attr->comp_mask & IBV_DAX_MR_INIT_IOVA;
 	req->iova = attr->iova;
+	if (attr->comp_mask & IBV_DAX_MR_INIT_ADDR) {
+		req->addr = attr->addr;
+		req->find_file = !attr->path && attr->fd == -1;
+		/*
+		 * A file mapping starts at a page of the file: addr has the
+		 * file offset's offset within a page.
+		 */
+		if (!req->find_file &&
+		    ((uintptr_t)req->addr ^ req->offset) & (page - 1))
+			return reason(msg, msglen, EINVAL,
+				      "addr %p and file offset 0x%llx differ in their offset within a page: no mapping can map that offset there",
+				      req->addr,
+				      (unsigned long long)req->offset);
+		if (req->has_iova &&
+		    ((req->iova ^ (uintptr_t)req->addr) & (page - 1)))
+			return reason(msg, msglen, EINVAL,
+				      "iova 0x%llx and addr %p differ in their offset within a page: choose an iova with the same low %d bits",
+				      (unsigned long long)req->iova, req->addr,
+				      __builtin_ctzl(page));
+	}
 	/*
 	 * The kernel maps iova and addr page by page, and addr has the
 	 * file offset's offset within a page (every mapping alignment is a
 	 * multiple of the page size).
 	 */
-	if (req->has_iova && ((req->iova ^ req->offset) & (page - 1)))
+	if (req->has_iova && !req->find_file &&
+	    ((req->iova ^ req->offset) & (page - 1)))
 		return reason(msg, msglen, EINVAL,
 			      "iova 0x%llx and file offset 0x%llx differ in their offset within a page: choose an iova with the same low %d bits",
 			      (unsigned long long)req->iova,

@@ -13,7 +13,8 @@
 
 #include <infiniband/verbs_dax.h>
 
-#define DL_INIT_ATTR_COMP_MASK (IBV_DAX_MR_INIT_IOVA | IBV_DAX_MR_INIT_FLAGS)
+#define DL_INIT_ATTR_COMP_MASK                                                \
+	(IBV_DAX_MR_INIT_IOVA | IBV_DAX_MR_INIT_FLAGS | IBV_DAX_MR_INIT_ADDR)
 #define DL_MR_FLAGS_ALL                                                       \
 	(IBV_DAX_MR_RELEASE_LEASE | IBV_DAX_MR_ALLOW_ODP |                    \
 	 IBV_DAX_MR_NO_FALLBACK | IBV_DAX_MR_CREATE)
@@ -28,6 +29,12 @@ struct dl_request {
 	bool write;		/* access needs a writable file and mapping */
 	bool has_iova;		/* else the iova is mr->addr */
 	uint64_t iova;
+	/*
+	 * IBV_DAX_MR_INIT_ADDR: the caller's mapping of the range; offset
+	 * is filled from the mapping (dl_source_open()) when find_file
+	 */
+	void *addr;
+	bool find_file;		/* neither path nor fd: find the mapped file */
 	/* [offset, offset + length) widened to the mapping alignment */
 	uint64_t map_start;
 	uint64_t map_end;
@@ -37,12 +44,14 @@ struct dl_request {
  * Pure: check attr and fill req, mapped in page units (dl_request_align()
  * widens that for a device DAX).  Returns 0 or:
  *   EINVAL      attr NULL; length 0; flags or iova set without their
- *               comp_mask bit; ALLOW_ODP with NO_FALLBACK; unknown or
+ *               comp_mask bit; with IBV_DAX_MR_INIT_ADDR: addr NULL,
+ *               IBV_DAX_MR_CREATE, or an offset without path or fd; ALLOW_ODP with NO_FALLBACK; unknown or
  *               contradictory IBV_ACCESS_* bits (ON_DEMAND: use
  *               IBV_DAX_MR_ALLOW_ODP; REMOTE_WRITE/ATOMIC without
  *               LOCAL_WRITE); an iova whose offset within a page differs
  *               from the file offset's
- *   EBADF       neither path nor fd >= 0
+ *   EBADF       neither path nor fd >= 0 (without IBV_DAX_MR_INIT_ADDR;
+ *               with it, fd < 0 other than -1)
  *   EOPNOTSUPP  unknown comp_mask or IBV_DAX_MR_* flag bits
  *   EOVERFLOW   offset + length wraps or exceeds the off_t range
  * msg (may be NULL) receives a one-line reason.

@@ -18,6 +18,7 @@
 #include "errmsg.h"
 #include "lease.h"
 #include "source.h"
+#include "vma.h"
 
 #ifndef STATX_ATTR_DAX
 #define STATX_ATTR_DAX 0x00200000
@@ -272,8 +273,11 @@ static int fit_or_extend_range(const struct dl_request *req,
 	int ret;
 
 	if (src->kind == IBV_DAX_FILE_DEVDAX) {
-		/* the device faults in align-sized pages */
-		if (req->offset % src->align)
+		/*
+		 * the device faults in align-sized pages: what the library
+		 * maps must start at one (the caller's mapping did already)
+		 */
+		if (!req->addr && req->offset % src->align)
 			return dl_err(EINVAL,
 				      "offset 0x%llx of device DAX %s is not aligned to the device alignment of %zu bytes (see %s)",
 				      (unsigned long long)req->offset,
@@ -323,6 +327,96 @@ extended:
 	return 0;
 }
 
+/*
+ * IBV_DAX_MR_INIT_ADDR: the file mapped at req->addr, found in
+ * /proc/self/smaps, opened by its path (or the caller's path or fd) and
+ * checked to be the very file mapped there; req->offset becomes (or must
+ * be) the file offset of addr.
+ */
+static int open_mapped(struct dl_request *req, struct dl_source *src,
+		       bool *nonblock)
+{
+	char msg[DL_ERRMSG_MAX], deleted[PATH_MAX + 16];
+	const char *path;
+	struct dl_vma vma;
+	uint64_t off;
+	int ret;
+
+	if (dl_vma_lookup(req->addr, req->length, &vma))
+		return -1;
+	path = vma.path;
+	/* a file named "... (deleted)" that is still there */
+	if (vma.deleted && req->find_file) {
+		snprintf(deleted, sizeof(deleted), "%s (deleted)", vma.path);
+		req->path = deleted;
+		if (!open_path(req, src, nonblock)) {
+			struct stat st;
+
+			if (!fstat(src->fd, &st) && st.st_ino == vma.ino &&
+			    st.st_dev == makedev(vma.major, vma.minor)) {
+				vma.deleted = false;
+				path = deleted;
+			}
+			close(src->fd);
+			src->fd = -1;
+		}
+		req->path = NULL;
+	}
+	ret = dl_vma_check(&vma, req->write, msg, sizeof(msg));
+	if (ret)
+		return dl_err(ret, "%s", msg);
+
+	off = vma.offset + ((uintptr_t)req->addr - vma.start);
+	if (req->find_file) {
+		req->offset = off;
+		req->path = strdup(path);
+		if (!req->path)
+			return dl_err(ENOMEM, "out of memory");
+		ret = open_path(req, src, nonblock);
+		if (ret) {
+			free((char *)req->path);
+			req->path = NULL;
+			return ret;
+		}
+	} else {
+		if (req->offset != off)
+			return dl_err(EINVAL,
+				      "addr %p maps file offset 0x%llx of %s, not the offset 0x%llx given: pass the offset the mapping has there",
+				      req->addr, (unsigned long long)off, path,
+				      (unsigned long long)req->offset);
+		ret = req->path ? open_path(req, src, nonblock) :
+				  take_fd(req, src, nonblock);
+		if (ret)
+			return ret;
+	}
+	src->mapped_dev = makedev(vma.major, vma.minor);
+	src->mapped_ino = vma.ino;
+	src->mapped_sync = vma.sync;
+	src->mapped_path = strdup(path);
+	if (!src->mapped_path)
+		return dl_err(ENOMEM, "out of memory");
+	return 0;
+}
+
+/* the file opened is the one mapped at addr (open_mapped()) */
+static int check_mapped(const struct dl_request *req,
+			const struct dl_source *src)
+{
+	if (src->dev == src->mapped_dev && src->ino == src->mapped_ino)
+		return 0;
+	if (req->find_file)
+		return dl_err(ESTALE,
+			      "%s is no longer the file mapped at %p (device %u:%u inode %llu there, %u:%u inode %llu at the path): it was replaced or renamed after it was mapped",
+			      src->path, req->addr, major(src->mapped_dev),
+			      minor(src->mapped_dev),
+			      (unsigned long long)src->mapped_ino,
+			      major(src->dev), minor(src->dev),
+			      (unsigned long long)src->ino);
+	return dl_err(EINVAL,
+		      "%s is not the file mapped at %p, which is %s: name the mapped file, or pass path NULL and fd -1",
+		      src->path, req->addr, src->mapped_path);
+}
+
 int dl_source_open(struct dl_request *req, struct dl_source *src)
 {
 	bool nonblock = false;
@@ -331,12 +425,14 @@ int dl_source_open(struct dl_request *req, struct dl_source *src)
 	memset(src, 0, sizeof(*src));
 	src->fd = -1;
 
-	if (req->path)
+	if (req->addr)
+		ret = open_mapped(req, src, &nonblock);
+	else if (req->path)
 		ret = open_path(req, src, &nonblock);
 	else
 		ret = take_fd(req, src, &nonblock);
 	if (ret)
-		return ret;
+		goto err_close;
 
 	src->path = req->path ? strdup(req->path) : fd_path(src->fd);
 	if (!src->path) {
@@ -344,6 +440,8 @@ int dl_source_open(struct dl_request *req, struct dl_source *src)
 		goto err_close;
 	}
 	if (dl_source_classify(src->fd, src->path, src))
+		goto err_close;
+	if (req->addr && check_mapped(req, src))
 		goto err_close;
 
 	/*
@@ -360,6 +458,10 @@ int dl_source_open(struct dl_request *req, struct dl_source *src)
 	dl_request_align(req, src->align);
 	if (fit_or_extend_range(req, src))
 		goto err_close;
+	if (req->find_file) {
+		free((char *)req->path);
+		req->path = NULL;
+	}
 	return 0;
 
 err_close:
@@ -368,10 +470,11 @@ err_close:
 
 		dl_err_save(&s);
 		dl_source_undo(src);
-		close(src->fd);
-		free(src->path);
-		src->fd = -1;
-		src->path = NULL;
+		dl_source_close(src);
+		if (req->find_file) {
+			free((char *)req->path);
+			req->path = NULL;
+		}
 		dl_err_restore(&s);
 	}
 	return -1;
@@ -382,8 +485,10 @@ void dl_source_close(struct dl_source *src)
 	if (src->fd >= 0)
 		close(src->fd);
 	free(src->path);
+	free(src->mapped_path);
 	src->fd = -1;
 	src->path = NULL;
+	src->mapped_path = NULL;
 }
 
 void dl_source_undo(struct dl_source *src)

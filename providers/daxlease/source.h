@@ -28,10 +28,17 @@ struct dl_source {
 	bool created;			/* IBV_DAX_MR_CREATE made the file */
 	bool extended;			/* ... or extended it */
 	uint64_t orig_size;		/* size before the extension */
+	/* IBV_DAX_MR_INIT_ADDR: the caller's mapping of the range */
+	dev_t mapped_dev;		/* the file it maps */
+	ino_t mapped_ino;
+	bool mapped_sync;		/* mapped MAP_SYNC */
+	char *mapped_path;		/* as /proc/self/smaps shows it */
 };
 
 /*
- * Open (req->path) or take (req->fd) the source, classify it, align the
+ * Open (req->path) or take (req->fd) the source, or with req->addr find
+ * the file mapped there (its path: req->path, malloc'd, when
+ * req->find_file; see open_mapped()), classify it, align the
  * request's mapping to it and fit the range: with IBV_DAX_MR_CREATE
  * create or extend the file, else check it.  errno on failure:
  *   ENOENT, ELOOP, EACCES, EROFS, ...  from open(2), passed through
@@ -41,6 +48,11 @@ struct dl_source {
  *   ENODEV      fifo, socket, block device, char device other than dax
  *   ERANGE      range past end of file or device (without CREATE)
  *   EINVAL      devdax offset not aligned to the device alignment
+ * and with req->addr (vma.h): EFAULT nothing mapped at addr; EINVAL the
+ * range passes the end of that mapping, a private or anonymous mapping,
+ * another file than the one named, an offset that is not the mapping's;
+ * EACCES write access to a read-only mapping; ENOENT the mapped file was
+ * deleted; ESTALE another file is at the mapped file's path now.
  */
 int dl_source_open(struct dl_request *req, struct dl_source *src);
 void dl_source_close(struct dl_source *src);

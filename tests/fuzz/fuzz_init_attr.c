@@ -42,6 +42,7 @@ struct input {
 	uint8_t has_path;
 	uint8_t kind;
 	uint8_t caps;
+	uint64_t addr;		/* IBV_DAX_MR_INIT_ADDR; 0 in older seeds */
 } __attribute__((packed));
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -64,6 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	a.fd = in.fd;
 	a.access = in.access;
 	a.flags = in.flags;
+	a.addr = (void *)(uintptr_t)in.addr;
 	a.path = (in.has_path & 1) ? "/mnt/pmem/fuzz" : NULL;
 	msglen = in.msglen % (DL_ERRMSG_MAX + 1);
 
@@ -92,14 +94,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(req.map_start <= a.offset &&
 			   req.map_end >= a.offset + a.length);
 		FUZZ_CHECK(!req.has_iova ||
-			   !((req.iova ^ a.offset) &
+			   !((req.iova ^ ((a.comp_mask & IBV_DAX_MR_INIT_ADDR) ?
+					  (uintptr_t)a.addr : a.offset)) &
 			     ((uint64_t)sysconf(_SC_PAGESIZE) - 1)));
 		FUZZ_CHECK(!(a.comp_mask & ~(uint64_t)DL_INIT_ATTR_COMP_MASK));
 		FUZZ_CHECK(!(flags & ~(uint32_t)DL_MR_FLAGS_ALL));
 		FUZZ_CHECK(a.length != 0);
 		FUZZ_CHECK(a.offset <= (uint64_t)INT64_MAX);
 		FUZZ_CHECK(a.length <= (uint64_t)INT64_MAX - a.offset);
-		FUZZ_CHECK(a.path || a.fd >= 0);
+		FUZZ_CHECK(a.path || a.fd >= 0 ||
+			   ((a.comp_mask & IBV_DAX_MR_INIT_ADDR) &&
+			    a.fd == -1 && !a.offset && req.find_file));
+		if (a.comp_mask & IBV_DAX_MR_INIT_ADDR)
+			FUZZ_CHECK(req.addr == a.addr && a.addr &&
+				   !(flags & IBV_DAX_MR_CREATE) &&
+				   (uintptr_t)a.addr + a.length >
+					   (uintptr_t)a.addr);
+		else
+			FUZZ_CHECK(!req.addr);
 		FUZZ_CHECK(!(a.access & IBV_ACCESS_ON_DEMAND));
 		FUZZ_CHECK(!(flags & IBV_DAX_MR_ALLOW_ODP) ||
 		       !(flags & IBV_DAX_MR_NO_FALLBACK));

@@ -66,6 +66,40 @@ static const struct vcase cases[] = {
 	{ "ok-iova-page-offset", { .comp_mask = IBV_DAX_MR_INIT_IOVA,
 				   .path = "/x", .offset = 0x2010,
 				   .length = 1, .iova = 0x10 }, 0 },
+	/* IBV_DAX_MR_INIT_ADDR: the caller's mapping */
+	{ "ok-addr-find", { .comp_mask = IBV_DAX_MR_INIT_ADDR, .fd = -1,
+			    .length = 1, .addr = (void *)0x10000 }, 0 },
+	{ "ok-addr-path", { .comp_mask = IBV_DAX_MR_INIT_ADDR, .path = "/x",
+			    .offset = 0x3010, .length = 1,
+			    .addr = (void *)0x10010 }, 0 },
+	{ "ok-addr-fd", { .comp_mask = IBV_DAX_MR_INIT_ADDR, .fd = 3,
+			  .length = 1, .addr = (void *)0x10000 }, 0 },
+	{ "ok-addr-iova", { .comp_mask = IBV_DAX_MR_INIT_ADDR |
+					 IBV_DAX_MR_INIT_IOVA,
+			    .fd = -1, .length = 1, .addr = (void *)0x10010,
+			    .iova = 0x7010 }, 0 },
+	{ "addr-null", { .comp_mask = IBV_DAX_MR_INIT_ADDR, .fd = -1,
+			 .length = 1 }, EINVAL },
+	{ "addr-create", { .comp_mask = IBV_DAX_MR_INIT_ADDR |
+					IBV_DAX_MR_INIT_FLAGS,
+			   .fd = -1, .length = 1, .addr = (void *)0x10000,
+			   .flags = IBV_DAX_MR_CREATE }, EINVAL },
+	{ "addr-offset-no-file", { .comp_mask = IBV_DAX_MR_INIT_ADDR,
+				   .fd = -1, .offset = 0x1000, .length = 1,
+				   .addr = (void *)0x10000 }, EINVAL },
+	{ "addr-bad-fd", { .comp_mask = IBV_DAX_MR_INIT_ADDR, .fd = -2,
+			   .length = 1, .addr = (void *)0x10000 }, EBADF },
+	{ "addr-page-offset", { .comp_mask = IBV_DAX_MR_INIT_ADDR,
+				.path = "/x", .offset = 0x10, .length = 1,
+				.addr = (void *)0x10020 }, EINVAL },
+	{ "addr-iova-page-offset", { .comp_mask = IBV_DAX_MR_INIT_ADDR |
+						  IBV_DAX_MR_INIT_IOVA,
+				     .fd = -1, .length = 1,
+				     .addr = (void *)0x10010,
+				     .iova = 0x7000 }, EINVAL },
+	{ "addr-wrap", { .comp_mask = IBV_DAX_MR_INIT_ADDR, .fd = -1,
+			 .length = 0x2000,
+			 .addr = (void *)(UINTPTR_MAX - 0xfff) }, EOVERFLOW },
 };
 
 /* The request of attr, or the errno that refuses it */

@@ -36,6 +36,16 @@ extern "C" {
 enum ibv_dax_mr_init_attr_mask {
 	IBV_DAX_MR_INIT_IOVA = 1 << 0,	/* iova is valid */
 	IBV_DAX_MR_INIT_FLAGS = 1 << 1,	/* flags is valid */
+	/*
+	 * addr is valid: register [addr, addr + length) of a MAP_SHARED
+	 * mapping the caller made of a DAX file or device (or a page-cache
+	 * file) instead of mapping the file.  path NULL and fd -1: the
+	 * library finds the mapped file itself and offset must be 0; else
+	 * path or fd names the file, which must be the one mapped there,
+	 * at file offset offset.  The mapping is the caller's: it is never
+	 * unmapped by the library, and must stay until ibv_dereg_dax_mr().
+	 */
+	IBV_DAX_MR_INIT_ADDR = 1 << 2,
 };
 
 /* Policy flags of struct ibv_dax_mr_init_attr */
@@ -73,6 +83,8 @@ struct ibv_dax_mr_init_attr {
 	uint32_t flags;		/* IBV_DAX_MR_*, with IBV_DAX_MR_INIT_FLAGS */
 	uint64_t iova;		/* with IBV_DAX_MR_INIT_IOVA; else mr->addr;
 				 * same offset within a page as offset */
+	void *addr;		/* with IBV_DAX_MR_INIT_ADDR: the range in
+				 * the caller's own mapping */
 };
 
 enum ibv_dax_file_kind {
