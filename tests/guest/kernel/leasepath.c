@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -386,6 +387,298 @@ static void t_devdax(void)
 	ibv_dereg_dax_mr(mr);
 }
 
+/* IBV_DAX_MR_INIT_ADDR: a range of a mapping the test made itself */
+static struct ibv_mr *reg_addr(void *addr, size_t len, const char *path,
+			       int fd, uint64_t off)
+{
+	struct ibv_dax_mr_init_attr attr = {
+		.comp_mask = IBV_DAX_MR_INIT_ADDR,
+		.path = path,
+		.fd = fd,
+		.offset = off,
+		.length = len,
+		.access = KT_ACCESS,
+		.addr = addr,
+	};
+	struct ibv_mr *mr = ibv_reg_dax_mr(dev.pd, &attr);
+
+	if (!mr)
+		snprintf(why, sizeof(why), "ibv_reg_dax_mr(addr %p, %zu): %s: %s",
+			 addr, len, strerror(errno), ibv_dax_errmsg());
+	return mr;
+}
+
+static int count_fds(void)
+{
+	char p[64];
+	int fd, n = 0;
+
+	for (fd = 0; fd < 1024; fd++) {
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		n += access(p, F_OK) == 0;
+	}
+	return n;
+}
+
+/* leases of this process in /proc/locks */
+static int count_leases(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/locks", "re");
+	int n = 0, pid;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "LEASE") &&
+		    sscanf(line, "%*d: %*s %*s %*s %d", &pid) == 1 &&
+		    pid == getpid())
+			n++;
+	fclose(f);
+	return n;
+}
+
+/*
+ * A refused registration of a mapping: errno want, a message that says
+ * so (has), and nothing left behind (no fd, lease or pin).
+ */
+static void expect_refused(const char *name, void *addr, size_t len,
+			   const char *path, int fd, uint64_t off, int want,
+			   const char *has)
+{
+	int fds = count_fds(), leases = count_leases();
+	struct ibv_mr *mr;
+	char pins[256];
+	int err;
+
+	errno = 0;
+	mr = reg_addr(addr, len, path, fd, off);
+	err = errno;
+	if (mr) {
+		dtest_fail(name, "registered (want %s)", strerror(want));
+		ibv_dereg_dax_mr(mr);
+		return;
+	}
+	pins[0] = 0;
+	kt_read_file_pins(getpid(), pins, sizeof(pins));
+	dtest_check(name,
+		    err == want && strstr(ibv_dax_errmsg(), has) &&
+			    count_fds() == fds && count_leases() == leases &&
+			    !pins[0],
+		    "%s (want %s, a message with \"%s\"); fds %d -> %d, leases %d -> %d, file_pins \"%s\"",
+		    why, strerror(want), has, fds, count_fds(), leases,
+		    count_leases(), kt_oneline(pins));
+}
+
+static void t_addr_fs(const struct kt_fs *fs)
+{
+	const char *path = kt_path(fs, "lpaddr");
+	char other[4096], sub[4200];
+	uint8_t tmp[4096], *subm;
+	int fd2;
+	int fds, leases, fd, ret;
+	struct ibv_dax_mr_attr qa;
+	uint8_t *map, *priv;
+	struct ibv_mr *mr;
+	char pins[256];
+
+	ret = kt_make_file(path, KT_FILE_SIZE, 0x31);
+	fd = ret ? -1 : open(path, O_RDWR | O_CLOEXEC);
+	map = fd < 0 ? MAP_FAILED :
+		       mmap(NULL, 2 * KT_MIB, PROT_READ | PROT_WRITE,
+			    MAP_SHARED, fd, KT_MIB);
+	if (map == MAP_FAILED) {
+		dtest_fail(kt_name("lp_addr_reg", fs), "creating and mapping %s: %s",
+			   path, strerror(ret ? ret : errno));
+		if (fd >= 0)
+			close(fd);
+		unlink(path);
+		return;
+	}
+	fds = count_fds();
+	leases = count_leases();
+
+	/* the library finds the file: file offset 1 MiB + 4 KiB */
+	mr = reg_addr(map + 4096, KT_PIN_LEN, NULL, -1, 0);
+	memset(&qa, 0, sizeof(qa));
+	ret = mr ? ibv_query_dax_mr(mr, &qa, sizeof(qa)) : -1;
+	dtest_check(kt_name("lp_addr_reg", fs),
+		    !ret && mr->addr == map + 4096 &&
+			    qa.kind == IBV_DAX_FILE_FSDAX &&
+			    qa.strategy == IBV_DAX_MR_STRATEGY_LEASE_PIN &&
+			    qa.lease_held == 1 && qa.offset == KT_MIB + 4096 &&
+			    qa.path && !strcmp(qa.path, path) &&
+			    qa.granularity == IBV_DAX_GRAN_PAGE,
+		    "%s%s addr %p (want %p), kind %d, strategy %s, lease_held %d, offset %#llx, path %s, granularity %d (want FSDAX, LEASE_PIN, 1, %#lx, %s, PAGE: no MAP_SYNC)",
+		    mr ? "" : why, mr ? "" : ";", mr ? mr->addr : NULL,
+		    (void *)(map + 4096), qa.kind, strategy_name(qa.strategy),
+		    qa.lease_held, (unsigned long long)qa.offset,
+		    qa.path ? qa.path : "-", qa.granularity,
+		    (unsigned long)(KT_MIB + 4096), path);
+	if (mr) {
+		ret = write_and_check(mr, path, 0, KT_MIB + 4096, KT_PIN_LEN,
+				      0x32);
+		dtest_check(kt_name("lp_addr_rdma_write", fs), !ret,
+			    "%s", why);
+		check_pins(kt_name("lp_addr_file_pins", fs), path);
+		ret = ibv_dereg_dax_mr(mr);
+		kt_pattern(tmp, sizeof(tmp), KT_MIB + 4096, 0x32);
+		pins[0] = 0;
+		kt_read_file_pins(getpid(), pins, sizeof(pins));
+		/* the caller's mapping and fd are still there */
+		dtest_check(kt_name("lp_addr_dereg_leaves_mapping", fs),
+			    !ret && !memcmp(map + 4096, tmp, sizeof(tmp)) &&
+				    fcntl(fd, F_GETFD) >= 0 &&
+				    count_fds() == fds &&
+				    count_leases() == leases && !pins[0],
+			    "dereg %d; mapping %s; fd %s; fds %d -> %d, leases %d -> %d; file_pins \"%s\"",
+			    ret,
+			    memcmp(map + 4096, tmp, sizeof(tmp)) ?
+				    "differs from what was written" : "intact",
+			    fcntl(fd, F_GETFD) >= 0 ? "open" : "closed", fds,
+			    count_fds(), leases, count_leases(),
+			    kt_oneline(pins));
+	}
+
+	/* a caller that names the file must name the right one and offset */
+	mr = reg_addr(map, 4096, path, -1, KT_MIB);
+	dtest_check(kt_name("lp_addr_reg_named", fs), mr != NULL, "%s", why);
+	if (mr)
+		ibv_dereg_dax_mr(mr);
+	expect_refused(kt_name("lp_addr_wrong_offset", fs), map, 4096, path,
+		       -1, 0, EINVAL, "not the offset");
+	expect_refused(kt_name("lp_addr_spans_mappings", fs),
+		       map + 2 * KT_MIB - 4096, 8192, NULL, -1, 0, EINVAL,
+		       "passes the end of the mapping");
+
+	priv = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (priv != MAP_FAILED) {
+		expect_refused(kt_name("lp_addr_private", fs), priv, 4096,
+			       NULL, -1, 0, EINVAL, "MAP_PRIVATE");
+		munmap(priv, 4096);
+	} else {
+		dtest_fail(kt_name("lp_addr_private", fs), "mmap: %s",
+			   strerror(errno));
+	}
+
+	/*
+	 * Another file at the mapped file's path: smaps shows the path of
+	 * the mapped file, a file system mounted over its directory since
+	 * then makes the path open another file.
+	 */
+	snprintf(other, sizeof(other), "%s.d", path);
+	snprintf(sub, sizeof(sub), "%s/f", other);
+	rmdir(other);
+	ret = mkdir(other, 0700) ? errno : kt_make_file(sub, 4096, 0x33);
+	fd2 = ret ? -1 : open(sub, O_RDWR | O_CLOEXEC);
+	subm = fd2 < 0 ? MAP_FAILED :
+			 mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+			      fd2, 0);
+	if (subm != MAP_FAILED && !mount("none", other, "tmpfs", 0, NULL)) {
+		ret = kt_make_file(sub, 4096, 0x34);
+		if (!ret)
+			expect_refused(kt_name("lp_addr_replaced", fs), subm,
+				       4096, NULL, -1, 0, ESTALE, "replaced");
+		else
+			dtest_fail(kt_name("lp_addr_replaced", fs),
+				   "creating %s on the tmpfs: %s", sub,
+				   strerror(ret));
+		umount2(other, MNT_DETACH);
+	} else {
+		dtest_fail(kt_name("lp_addr_replaced", fs),
+			   "mapping %s and mounting a tmpfs over %s: %s", sub,
+			   other, strerror(ret ? ret : errno));
+	}
+	if (subm != MAP_FAILED)
+		munmap(subm, 4096);
+	if (fd2 >= 0)
+		close(fd2);
+	unlink(sub);
+	rmdir(other);
+	/* ... and removed */
+	unlink(path);
+	expect_refused(kt_name("lp_addr_deleted", fs), map, 4096, NULL, -1, 0,
+		       ENOENT, "deleted");
+	munmap(map, 2 * KT_MIB);
+	close(fd);
+}
+
+static void t_addr_other(void)
+{
+	char path[] = "/tmp/dl-lpaddr-XXXXXX";
+	struct ibv_dax_mr_attr qa;
+	struct ibv_mr *mr;
+	uint8_t *map;
+	int fd, ret;
+
+	map = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map != MAP_FAILED) {
+		expect_refused("lp_addr_anonymous", map, 4096, NULL, -1, 0,
+			       EINVAL, "anonymous");
+		munmap(map, 8192);
+	}
+	expect_refused("lp_addr_unmapped", (void *)0x1000, 4096, NULL, -1, 0,
+		       EFAULT, "nothing is mapped");
+
+	/* page cache: a shared mapping of a tmpfs file registers PLAIN */
+	fd = mkstemp(path);
+	map = fd < 0 || ftruncate(fd, 65536) ? MAP_FAILED :
+		mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	mr = map == MAP_FAILED ? NULL : reg_addr(map, 65536, NULL, -1, 0);
+	memset(&qa, 0, sizeof(qa));
+	ret = mr ? ibv_query_dax_mr(mr, &qa, sizeof(qa)) : -1;
+	dtest_check("lp_addr_pagecache",
+		    !ret && qa.kind == IBV_DAX_FILE_PAGECACHE &&
+			    qa.strategy == IBV_DAX_MR_STRATEGY_PLAIN,
+		    "%s kind %d strategy %s", mr ? "" : why, qa.kind,
+		    strategy_name(qa.strategy));
+	if (mr)
+		ibv_dereg_dax_mr(mr);
+	if (map != MAP_FAILED)
+		munmap(map, 65536);
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+
+	if (!kt_env.devdax) {
+		dtest_skip("lp_addr_devdax", "DAXLEASE_DEVDAX not set");
+		return;
+	}
+	fd = open(kt_env.devdax, O_RDWR | O_CLOEXEC);
+	map = fd < 0 ? MAP_FAILED :
+		       mmap(NULL, 2 * KT_MIB, PROT_READ | PROT_WRITE,
+			    MAP_SHARED, fd, 0);
+	mr = map == MAP_FAILED ? NULL : reg_addr(map, 2 * KT_MIB, NULL, -1, 0);
+	memset(&qa, 0, sizeof(qa));
+	ret = mr ? ibv_query_dax_mr(mr, &qa, sizeof(qa)) : -1;
+	if (!ret)
+		ret = kt_rdma_write_pattern(&dev, (uintptr_t)mr->addr,
+					    mr->rkey, 65536, 0, 0x34, why,
+					    sizeof(why));
+	if (!ret) {
+		uint8_t expect[4096];
+
+		kt_pattern(expect, sizeof(expect), 0, 0x34);
+		ret = memcmp(map, expect, sizeof(expect)) ? EILSEQ : 0;
+		snprintf(why, sizeof(why), "%s", ret ? "the device differs" :
+			 "written into the caller's mapping");
+	}
+	dtest_check("lp_addr_devdax",
+		    !ret && qa.kind == IBV_DAX_FILE_DEVDAX &&
+			    qa.strategy == IBV_DAX_MR_STRATEGY_PLAIN &&
+			    qa.granularity != IBV_DAX_GRAN_PAGE,
+		    "%s; kind %d strategy %s granularity %d", why, qa.kind,
+		    strategy_name(qa.strategy), qa.granularity);
+	if (mr)
+		ibv_dereg_dax_mr(mr);
+	if (map != MAP_FAILED)
+		munmap(map, 2 * KT_MIB);
+	if (fd >= 0)
+		close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t mark;
@@ -404,5 +697,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < kt_env.nfs; i++)
 		t_fs(&kt_env.fs[i]);
 	t_devdax();
+	for (i = 0; i < kt_env.nfs; i++)
+		t_addr_fs(&kt_env.fs[i]);
+	t_addr_other();
 	return kt_suite_end(&dev, "lp_dmesg_clean", mark);
 }
