@@ -5,6 +5,7 @@
  *   daxlease probe   what the kernel and each RDMA device support
  *   daxlease pins    who pins what (/proc/<pid>/file_pins)
  *   daxlease reg     register a file range and hold the MR
+ *   daxlease run     run an unmodified RDMA program with the preload
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -62,6 +63,8 @@ static void usage(FILE *f)
 		"  pins    who pins what: processes, uverbs files, pinned files\n"
 		"          (why does a truncate fail with ETXTBSY?)\n"
 		"  reg     register a file range on a device and hold the MR\n"
+		"  run     run an unmodified RDMA program so that its ibv_reg_mr()\n"
+		"          of FS-DAX mappings takes the layout lease\n"
 		"\n"
 		"'%s COMMAND --help' describes each command.  Exit status: 0 on\n"
 		"success, the errno value of the failure otherwise, %d for a\n"
@@ -76,6 +79,7 @@ static const struct {
 	{ "probe", dt_cmd_probe },
 	{ "pins", dt_cmd_pins },
 	{ "reg", dt_cmd_reg },
+	{ "run", dt_cmd_run },
 };
 
 int main(int argc, char **argv)

@@ -73,6 +73,7 @@ extern const char *dt_prog;
 int dt_cmd_probe(int argc, char **argv);
 int dt_cmd_pins(int argc, char **argv);
 int dt_cmd_reg(int argc, char **argv);
+int dt_cmd_run(int argc, char **argv);
 
 /* "daxlease: <cmd>: <message>" on stderr */
 void dt_error(const char *cmd, const char *fmt, ...)

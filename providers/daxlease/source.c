@@ -327,6 +327,25 @@ extended:
 	return 0;
 }
 
+/* dl_vma_find() on /proc/self/smaps: 0, or -1 with errno and message */
+static int vma_lookup(const void *addr, size_t len, struct dl_vma *v)
+{
+	char msg[DL_ERRMSG_MAX];
+	FILE *f;
+	int ret;
+
+	f = fopen("/proc/self/smaps", "re");
+	if (!f)
+		return dl_err(errno == ENOENT ? ENOSYS : errno,
+			      "cannot open /proc/self/smaps to find the mapping at %p: %s (is /proc mounted?)",
+			      addr, strerror(errno));
+	ret = dl_vma_find(f, (uintptr_t)addr, len, v, msg, sizeof(msg));
+	fclose(f);
+	if (ret)
+		return dl_err(ret, "%s", msg);
+	return 0;
+}
+
 /*
  * IBV_DAX_MR_INIT_ADDR: the file mapped at req->addr, found in
  * /proc/self/smaps, opened by its path (or the caller's path or fd) and
@@ -342,7 +361,7 @@ static int open_mapped(struct dl_request *req, struct dl_source *src,
 	uint64_t off;
 	int ret;
 
-	if (dl_vma_lookup(req->addr, req->length, &vma))
+	if (vma_lookup(req->addr, req->length, &vma))
 		return -1;
 	path = vma.path;
 	/* a file named "... (deleted)" that is still there */

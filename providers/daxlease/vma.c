@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errmsg.h"
 #include "vma.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -163,23 +162,5 @@ int dl_vma_check(const struct dl_vma *v, bool write, char *msg,
 		return reason(msg, msglen, ENOENT,
 			      "%s, mapped at 0x%" PRIxPTR ", has been deleted: the library cannot open it again to lease it; register before unlinking, or use ibv_reg_dax_mr() with the fd",
 			      v->path, v->start);
-	return 0;
-}
-
-int dl_vma_lookup(const void *addr, size_t len, struct dl_vma *v)
-{
-	char msg[DL_ERRMSG_MAX];
-	FILE *f;
-	int ret;
-
-	f = fopen("/proc/self/smaps", "re");
-	if (!f)
-		return dl_err(errno == ENOENT ? ENOSYS : errno,
-			      "cannot open /proc/self/smaps to find the mapping at %p: %s (is /proc mounted?)",
-			      addr, strerror(errno));
-	ret = dl_vma_find(f, (uintptr_t)addr, len, v, msg, sizeof(msg));
-	fclose(f);
-	if (ret)
-		return dl_err(ret, "%s", msg);
 	return 0;
 }

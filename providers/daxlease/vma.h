@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * The caller's own mapping of a range (IBV_DAX_MR_INIT_ADDR): which file
- * it maps, where, and how, read from /proc/self/smaps.  A process that is
+ * it maps, where, and how, read from /proc/self/smaps.  Pure functions
+ * only (no global state, no errmsg.h): the preload library uses them too.  A process that is
  * not privileged cannot open /proc/self/map_files, so the file is reopened
  * by the path the kernel shows and checked by device and inode number.
  */
@@ -50,8 +51,5 @@ int dl_vma_find(FILE *f, uintptr_t addr, size_t len, struct dl_vma *v,
  */
 int dl_vma_check(const struct dl_vma *v, bool write, char *msg,
 		 size_t msglen);
-
-/* dl_vma_find() on /proc/self/smaps: 0, or -1 with errno and message. */
-int dl_vma_lookup(const void *addr, size_t len, struct dl_vma *v);
 
 #endif /* DAXLEASE_VMA_H */

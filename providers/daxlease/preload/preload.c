@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * libdaxlease-preload.so: what `daxlease run -- PROGRAM` puts in
+ * LD_PRELOAD, so that a program that registers memory with ibv_reg_mr()
+ * can register FS-DAX mappings it made itself, unmodified.
+ *
+ * The registration entry points of libibverbs are interposed:
+ * ibv_reg_mr (IBVERBS_1.1), ibv_reg_mr_iova (1.7), ibv_reg_mr_iova2 (1.8),
+ * ibv_rereg_mr and ibv_dereg_mr (1.1).  Inside libibverbs the first three
+ * all call ibv_reg_mr_iova2 through its PLT, so a program that found
+ * ibv_reg_mr with dlsym() still arrives here; dlsym() itself is
+ * interposed too (x86-64), so that one that looks up ibv_dereg_mr or
+ * ibv_reg_mr_iova2 in a handle of libibverbs gets these functions.
+ *
+ * A registration first goes to libibverbs untouched.  Only when the kernel
+ * refuses it with EOPNOTSUPP (a stock kernel: no long-term pin of FS-DAX)
+ * or EPERM (the daxlease kernel: no layout lease) and the range lies in a
+ * shared mapping of a file on a DAX mount is it registered again through
+ * ibv_reg_dax_mr() with IBV_DAX_MR_INIT_ADDR: the layout lease (shared by
+ * the process's MRs of the file) and a recorded pin.  Its deregistration
+ * releases the lease share.  Every other registration, and every error of
+ * one, is libibverbs' own.  Where the kernel cannot pin FS-DAX, the reason
+ * goes to stderr once and the program sees its own error.
+ *
+ * Environment (set by `daxlease run`): DAXLEASE_DEBUG=1 logs each
+ * decision on stderr; DAXLEASE_ALLOW_ODP=1 lets such a registration use
+ * ODP where the kernel cannot pin (IBV_DAX_MR_ALLOW_ODP).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <infiniband/verbs_dax.h>
+
+#include "vma.h"
+
+/* the functions themselves, not verbs.h's inline dispatch */
+#undef ibv_reg_mr
+#undef ibv_reg_mr_iova
+
+#define EXPORT __attribute__((visibility("default")))
+
+#ifndef STATX_ATTR_DAX
+#define STATX_ATTR_DAX 0x00200000
+#endif
+
+typedef struct ibv_mr *(*reg_mr_fn)(struct ibv_pd *, void *, size_t, int);
+typedef struct ibv_mr *(*reg_mr_iova_fn)(struct ibv_pd *, void *, size_t,
+					 uint64_t, int);
+typedef struct ibv_mr *(*reg_mr_iova2_fn)(struct ibv_pd *, void *, size_t,
+					  uint64_t, unsigned int);
+typedef int (*rereg_mr_fn)(struct ibv_mr *, int, struct ibv_pd *, void *,
+			   size_t, int);
+typedef int (*dereg_mr_fn)(struct ibv_mr *);
+typedef void *(*dlsym_fn)(void *, const char *);
+
+static struct {
+	reg_mr_fn reg_mr;
+	reg_mr_iova_fn reg_mr_iova;
+	reg_mr_iova2_fn reg_mr_iova2;
+	rereg_mr_fn rereg_mr;
+	dereg_mr_fn dereg_mr;
+} real;
+
+/* used by the assembly of dlsym() below */
+__attribute__((visibility("hidden"))) dlsym_fn dl_preload_real_dlsym;
+__attribute__((visibility("hidden"))) dlsym_fn dl_preload_init_dlsym(void);
+__attribute__((visibility("hidden"))) void *
+dl_preload_dlsym_handle(void *handle, const char *name);
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static bool debug, allow_odp;
+static bool warned;
+static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
+/* inside a wrapper: libdaxlease's own verbs calls go straight through */
+static __thread int depth;
+
+static void __attribute__((format(printf, 1, 2))) dbg(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!debug)
+		return;
+	va_start(ap, fmt);
+	fprintf(stderr, "daxlease-preload[%d]: ", (int)getpid());
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static bool env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0");
+}
+
+__attribute__((visibility("hidden"))) dlsym_fn dl_preload_init_dlsym(void)
+{
+	dlsym_fn f;
+
+	if (dl_preload_real_dlsym)
+		return dl_preload_real_dlsym;
+	f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+	if (!f)
+		f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	__atomic_store_n(&dl_preload_real_dlsym, f, __ATOMIC_RELEASE);
+	return f;
+}
+
+static void init(void)
+{
+	debug = env_on("DAXLEASE_DEBUG");
+	allow_odp = env_on("DAXLEASE_ALLOW_ODP");
+	dl_preload_init_dlsym();
+	real.reg_mr = (reg_mr_fn)dlvsym(RTLD_NEXT, "ibv_reg_mr",
+					"IBVERBS_1.1");
+	real.reg_mr_iova = (reg_mr_iova_fn)dlvsym(RTLD_NEXT, "ibv_reg_mr_iova",
+						  "IBVERBS_1.7");
+	real.reg_mr_iova2 = (reg_mr_iova2_fn)dlvsym(RTLD_NEXT,
+						    "ibv_reg_mr_iova2",
+						    "IBVERBS_1.8");
+	real.rereg_mr = (rereg_mr_fn)dlvsym(RTLD_NEXT, "ibv_rereg_mr",
+					    "IBVERBS_1.1");
+	real.dereg_mr = (dereg_mr_fn)dlvsym(RTLD_NEXT, "ibv_dereg_mr",
+					    "IBVERBS_1.1");
+	if (!real.reg_mr || !real.reg_mr_iova || !real.reg_mr_iova2 ||
+	    !real.rereg_mr || !real.dereg_mr)
+		fprintf(stderr,
+			"daxlease-preload: libibverbs lacks a registration function of rdma-core 28 or later (%s): registrations will fail\n",
+			dlerror() ? dlerror() : "symbol not found");
+	dbg("loaded%s%s", allow_odp ? ", ODP allowed" : "",
+	    dl_preload_real_dlsym ? "" : ", dlsym() not interposed");
+}
+
+static void __attribute__((constructor)) preload_ctor(void)
+{
+	pthread_once(&init_once, init);
+}
+
+/*
+ * Does [addr, addr + len) lie in a shared mapping of a file on a DAX
+ * mount?  Read from /proc/self/smaps and statx() of the path shown there;
+ * a path that names another file now is answered by ibv_reg_dax_mr().
+ */
+static bool fsdax_range(void *addr, size_t len, char *path, size_t pathlen)
+{
+	struct dl_vma v;
+	struct statx stx;
+	char msg[256];
+	FILE *f;
+	int ret;
+
+	f = fopen("/proc/self/smaps", "re");
+	if (!f)
+		return false;
+	ret = dl_vma_find(f, (uintptr_t)addr, len, &v, msg, sizeof(msg));
+	fclose(f);
+	if (ret) {
+		dbg("%p +%zu: %s", addr, len, msg);
+		return false;
+	}
+	snprintf(path, pathlen, "%s", v.path[0] ? v.path : "(anonymous)");
+	if (!v.ino || v.path[0] != '/' ||
+	    statx(AT_FDCWD, v.path, 0, STATX_BASIC_STATS, &stx) ||
+	    !S_ISREG(stx.stx_mode))
+		return false;
+	return (stx.stx_attributes_mask & STATX_ATTR_DAX) &&
+	       (stx.stx_attributes & STATX_ATTR_DAX);
+}
+
+static void warn_once(const char *path, int kernel_err)
+{
+	pthread_mutex_lock(&warn_lock);
+	if (!warned && !debug)
+		fprintf(stderr,
+			"daxlease: cannot register the FS-DAX mapping of %s: %s; the program gets the kernel's error (%s)\n",
+			path, ibv_dax_errmsg(), strerror(kernel_err));
+	warned = true;
+	pthread_mutex_unlock(&warn_lock);
+}
+
+static struct ibv_mr *reg(const char *fn, struct ibv_pd *pd, void *addr,
+			  size_t len, uint64_t iova, unsigned int access)
+{
+	struct ibv_dax_mr_init_attr attr = {
+		.comp_mask = IBV_DAX_MR_INIT_ADDR | IBV_DAX_MR_INIT_IOVA |
+			     IBV_DAX_MR_INIT_FLAGS,
+		.fd = -1,
+		.length = len,
+		.access = access,
+		.flags = allow_odp ? IBV_DAX_MR_ALLOW_ODP :
+				     IBV_DAX_MR_NO_FALLBACK,
+		.iova = iova,
+		.addr = addr,
+	};
+	char path[PATH_MAX];
+	struct ibv_mr *mr;
+	int err;
+
+	pthread_once(&init_once, init);
+	if (!real.reg_mr_iova2) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	if (depth)
+		return real.reg_mr_iova2(pd, addr, len, iova, access);
+
+	depth++;
+	errno = 0;
+	mr = real.reg_mr_iova2(pd, addr, len, iova, access);
+	err = errno;
+	if (mr || !pd || (err != EOPNOTSUPP && err != EPERM) ||
+	    (access & IBV_ACCESS_ON_DEMAND) ||
+	    !fsdax_range(addr, len, path, sizeof(path))) {
+		dbg("%s(%p, %zu): %s", fn, addr, len,
+		    mr ? "registered by libibverbs" : strerror(err));
+		depth--;
+		errno = err;
+		return mr;
+	}
+
+	mr = ibv_reg_dax_mr(pd, &attr);
+	if (mr) {
+		dbg("%s(%p, %zu): FS-DAX %s: registered with the layout lease (libibverbs: %s)",
+		    fn, addr, len, path, strerror(err));
+	} else {
+		dbg("%s(%p, %zu): FS-DAX %s: %s (libibverbs: %s)", fn, addr,
+		    len, path, ibv_dax_errmsg(), strerror(err));
+		warn_once(path, err);
+		errno = err;
+	}
+	depth--;
+	return mr;
+}
+
+/* Is mr one of libdaxlease's?  errno is left alone. */
+static bool dax_mr(struct ibv_mr *mr)
+{
+	struct ibv_dax_mr_attr a;
+	int err = errno;
+	bool ours;
+
+	ours = mr && !ibv_query_dax_mr(mr, &a, sizeof(a));
+	errno = err;
+	return ours;
+}
+
+EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+				 int access)
+{
+	return reg("ibv_reg_mr", pd, addr, length, (uintptr_t)addr,
+		   (unsigned int)access);
+}
+
+EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr,
+				      size_t length, uint64_t iova, int access)
+{
+	return reg("ibv_reg_mr_iova", pd, addr, length, iova,
+		   (unsigned int)access);
+}
+
+EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
+				       size_t length, uint64_t iova,
+				       unsigned int access)
+{
+	return reg("ibv_reg_mr_iova2", pd, addr, length, iova, access);
+}
+
+EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
+{
+	int ret;
+
+	pthread_once(&init_once, init);
+	if (!real.dereg_mr)
+		return ENOSYS;
+	if (depth || !dax_mr(mr))
+		return real.dereg_mr(mr);
+	depth++;
+	ret = ibv_dereg_dax_mr(mr);
+	dbg("ibv_dereg_mr(%p): DAX MR: %s", (void *)mr,
+	    ret ? ibv_dax_errmsg() : "deregistered, lease share dropped");
+	depth--;
+	return ret;
+}
+
+/*
+ * A DAX MR keeps its pages, its file and its lease: rereg would move the
+ * pin somewhere the lease does not cover.  Refused, the MR unchanged.
+ */
+EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
+			void *addr, size_t length, int access)
+{
+	pthread_once(&init_once, init);
+	if (!real.rereg_mr) {
+		errno = ENOSYS;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (depth || !dax_mr(mr))
+		return real.rereg_mr(mr, flags, pd, addr, length, access);
+	dbg("ibv_rereg_mr(%p): refused: a DAX MR cannot be reregistered, deregister it and register again",
+	    (void *)mr);
+	errno = EOPNOTSUPP;
+	return IBV_REREG_MR_ERR_INPUT;
+}
+
+#if defined(__x86_64__)
+/*
+ * dlsym(handle, name) in a handle of an object (dlopen()): the result
+ * with libibverbs' registration functions replaced by the ones above.
+ */
+__attribute__((visibility("hidden"))) void *
+dl_preload_dlsym_handle(void *handle, const char *name)
+{
+	void *p = dl_preload_real_dlsym ?
+			  dl_preload_real_dlsym(handle, name) : NULL;
+
+	if (!p)
+		return NULL;
+	pthread_once(&init_once, init);
+	if (p == (void *)real.reg_mr)
+		return (void *)ibv_reg_mr;
+	if (p == (void *)real.reg_mr_iova)
+		return (void *)ibv_reg_mr_iova;
+	if (p == (void *)real.reg_mr_iova2)
+		return (void *)ibv_reg_mr_iova2;
+	if (p == (void *)real.rereg_mr)
+		return (void *)ibv_rereg_mr;
+	if (p == (void *)real.dereg_mr)
+		return (void *)ibv_dereg_mr;
+	return p;
+}
+
+/*
+ * dlsym() itself.  RTLD_DEFAULT and RTLD_NEXT are resolved relative to
+ * the caller, which glibc finds from the return address: those calls jump
+ * to glibc's dlsym() with the caller's return address untouched (and the
+ * global scope finds the functions above first anyway).  A handle goes to
+ * dl_preload_dlsym_handle().  Until the real dlsym is known (a constructor
+ * of a library loaded before this one's) it is looked up first, with the
+ * arguments saved.
+ */
+__asm__(".text\n"
+	".globl dlsym\n"
+	".type dlsym, @function\n"
+	"dlsym:\n"
+	"	movq dl_preload_real_dlsym(%rip), %rax\n"
+	"	testq %rax, %rax\n"
+	"	jne 1f\n"
+	"	pushq %rdi\n"
+	"	pushq %rsi\n"
+	"	subq $8, %rsp\n"
+	"	call dl_preload_init_dlsym\n"
+	"	addq $8, %rsp\n"
+	"	popq %rsi\n"
+	"	popq %rdi\n"
+	"	testq %rax, %rax\n"
+	"	je 3f\n"
+	"1:	testq %rdi, %rdi\n"
+	"	je 2f\n"
+	"	cmpq $-1, %rdi\n"
+	"	je 2f\n"
+	"	jmp dl_preload_dlsym_handle\n"
+	"2:	jmp *%rax\n"
+	"3:	ret\n"
+	".size dlsym, .-dlsym\n");
+#endif
