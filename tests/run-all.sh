@@ -55,7 +55,7 @@ stock_suites=stock,python,badinput,threads,tools
 # attacks adds some minutes on the debug kernel: a longer bound.  demo is
 # the README's demo (tools/demo.sh), on ext4 and xfs; python the pyverbs
 # tier (tests/python/test_patched.py).
-patched_suites=kernel,leasepath,faults,attacks,tools,badinput,threads,demo,python
+patched_suites=kernel,leasepath,faults,attacks,tools,badinput,threads,demo,python,programs
 
 line_vm_stock() {
 	bash "$top/tests/vm/run.sh" --kernel stock --line "$1" \

@@ -401,7 +401,7 @@ class RepositoryManifestsTest(unittest.TestCase):
                       "tools"):
             self.assertIn(f"{suite}.stock.txt", files)
         for suite in ("setup", "kernel", "leasepath", "faults", "badinput",
-                      "threads", "tools"):
+                      "threads", "tools", "programs"):
             self.assertIn(f"{suite}.patched.txt", files)
 
 

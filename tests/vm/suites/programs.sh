@@ -1,0 +1,201 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Guest suite "programs" (patched kernel): RDMA programs that were not
+# written for daxlease, unmodified, register FS-DAX files under
+# `daxlease run` (libdaxlease-preload.so):
+#   - perftest from Debian's package: ib_write_bw, ib_read_bw and
+#     ib_write_lat over rxe with the server's buffer an ext4-dax or xfs-dax
+#     file (--mmap), the client's a file in the guest's RAM file system;
+#     the data the client wrote (or read) is compared with the files
+#     afterwards.  Without `daxlease run` the same server fails: the
+#     kernel refuses the pin (no layout lease).
+#   - dl-preload-test (tests/guest/programs), written as such programs are
+#     (libibverbs only), for what perftest does not do: rereg, fork,
+#     threads, a dlopen()ed libibverbs.  It reports suite
+#     "programs_preload".
+set -euo pipefail
+
+usage()
+{
+	cat <<USAGE
+usage: $0
+  Runs inside the test VM (tests/vm/run.sh --suites programs) on the
+  patched kernel, with DAXLEASE_EXT4, DAXLEASE_XFS, DAXLEASE_RDMA_DEV,
+  DAXLEASE_GID_INDEX.  A program that is missing fails its tests.
+USAGE
+}
+case "${1:-}" in -h|--help) usage; exit 0 ;; "") ;; *) usage >&2; exit 2 ;; esac
+
+# shellcheck disable=SC1091
+. "$(dirname "$0")/../lib.sh"
+
+dev=${DAXLEASE_RDMA_DEV:-rxe0}
+gid=${DAXLEASE_GID_INDEX:-0}
+prefix=${DAXLEASE_PREFIX:-/opt/daxlease}
+tmp=$(mktemp -d)
+port=18600
+# buffers: perftest maps what it needs of them (it prints the size)
+flen=$((4 << 20))
+trap 'rm -rf "$tmp"' EXIT
+
+# perftest's common arguments: rxe, the RoCE v2 GID, a short run
+pt_args() { echo "-d $dev -x $gid -F -s 65536 -n 20 -p $port"; }
+
+# "allocated mmap buffer of size N at ..." -> N (0 if absent)
+mmap_size()
+{
+	sed -n 's/.*allocated mmap buffer of size \([0-9]*\).*/\1/p' "$1" |
+		head -n 1 | grep . || echo 0
+}
+
+# carried RECV SEND N: a 64 KiB chunk of the first N bytes of RECV (the
+# receiving side's buffer file) equals a chunk of SEND's at another offset.
+# perftest fills both buffers with rand() after srand(time(NULL)), so the
+# two may start out alike at the same offsets, never at different ones;
+# it writes the sender's first chunk into the receiver's second (perftest
+# chooses the offsets: either way round counts).
+carried()
+{
+	/usr/bin/python3 - "$@" <<'PY'
+import sys
+recv_path, send_path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+size = 65536
+with open(recv_path, "rb") as f:
+    recv = f.read(n)
+with open(send_path, "rb") as f:
+    send = f.read(n)
+rc = [recv[o:o + size] for o in range(0, n - n % size, size)]
+sc = [send[o:o + size] for o in range(0, n - n % size, size)]
+hits = [(k, j) for k, c in enumerate(rc) for j, d in enumerate(sc)
+        if k != j and c == d and c.count(0) != size]
+if hits:
+    k, j = hits[0]
+    print(f"chunk {j} of the sender is chunk {k} of the receiver's file")
+    sys.exit(0)
+print(f"no chunk of the sender's {len(sc)} at another offset of the receiver's {len(rc)}")
+sys.exit(1)
+PY
+}
+
+# wait for a background server: its exit status, or 124 after 120 s
+wait_server()
+{
+	local pid=$1 i
+
+	for i in $(seq 1 240); do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid"; return $?; }
+		sleep 0.5
+	done
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 124
+}
+
+# perftest FS PROGRAM VERIFY: server PROGRAM under `daxlease run` on an
+# FS-DAX file of FS, client on a RAM file; VERIFY is write (the server's
+# file holds the client's data), read (the client's file holds the
+# server's) or none (latency: only both ends succeed).
+perftest()
+{
+	local fs=$1 dir=$2 prog=$3 verify=$4
+	local name=${prog#ib_}_$fs srv=$dir/perftest-srv.dat cli=$tmp/cli.dat
+	local spid src=0 crc=0 n why= out=
+
+	port=$((port + 1))
+	if ! command -v "$prog" >/dev/null; then
+		result "$name" fail "$prog not in the guest image (package perftest)"
+		return
+	fi
+	head -c "$flen" /dev/zero > "$srv"
+	head -c "$flen" /dev/zero > "$cli"
+	sync
+	# shellcheck disable=SC2046
+	(cd "$tmp" && exec daxlease run --debug -- "$prog" $(pt_args) \
+		--mmap="$srv") > "$tmp/srv.log" 2>&1 &
+	spid=$!
+	sleep 2
+	# shellcheck disable=SC2046
+	(cd "$tmp" && exec timeout 120 "$prog" $(pt_args) --mmap="$cli" \
+		127.0.0.1) > "$tmp/cli.log" 2>&1 || crc=$?
+	wait_server "$spid" || src=$?
+	n=$(mmap_size "$tmp/srv.log")
+	if [ "$src" -ne 0 ] || [ "$crc" -ne 0 ]; then
+		why="server exit $src, client exit $crc: $(tail -n 3 "$tmp/srv.log" | tr '\n' ' ') / $(tail -n 3 "$tmp/cli.log" | tr '\n' ' ')"
+	elif ! grep -q "registered with the layout lease" "$tmp/srv.log"; then
+		why="the server's MR did not take the lease path: $(grep daxlease "$tmp/srv.log" | head -n 3 | tr '\n' ' ')"
+	elif [ "$n" -le 0 ] || [ "$n" -gt "$flen" ]; then
+		why="no buffer size in the server's output (or larger than $flen)"
+	elif [ "$verify" = write ] && ! out=$(carried "$srv" "$cli" "$n"); then
+		why="$srv does not hold what the client wrote: $out"
+	elif [ "$verify" = read ] && ! out=$(carried "$cli" "$srv" "$n"); then
+		why="the client's buffer does not hold what it read from $srv: $out"
+	elif ! truncate -s 0 "$srv"; then
+		why="truncate of $srv after the server exited failed"
+	fi
+	if [ -z "$why" ]; then
+		result "$name" pass "$n-byte buffer on $fs-dax, lease path; ${out:-both ends ran}; $(grep -E '^ *65536' "$tmp/cli.log" | head -n 1 | tr -s ' ')"
+	else
+		result "$name" fail "$why"
+	fi
+	rm -f "$srv"
+}
+
+# bare FS DIR: without daxlease run, perftest's server cannot register
+bare()
+{
+	local fs=$1 dir=$2 rc=0 spid srv=$2/perftest-bare.dat
+
+	port=$((port + 1))
+	head -c "$flen" /dev/zero > "$srv"
+	head -c "$flen" /dev/zero > "$tmp/bare-cli.dat"
+	# shellcheck disable=SC2046
+	(cd "$tmp" && exec ib_write_bw $(pt_args) --mmap="$srv") \
+		> "$tmp/bare.log" 2>&1 &
+	spid=$!
+	sleep 2
+	# shellcheck disable=SC2046
+	(cd "$tmp" && exec timeout 60 ib_write_bw $(pt_args) \
+		--mmap="$tmp/bare-cli.dat" 127.0.0.1) > "$tmp/bare-cli.log" 2>&1 || true
+	wait_server "$spid" || rc=$?
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] &&
+	   grep -q "Couldn't allocate MR" "$tmp/bare.log"; then
+		result "write_bw_bare_refused_$fs" pass "without daxlease run the server fails (exit $rc): $(grep "Couldn't allocate MR" "$tmp/bare.log" | head -n 1)"
+	else
+		result "write_bw_bare_refused_$fs" fail "without daxlease run: server exit $rc (want a failed MR registration): $(tail -n 3 "$tmp/bare.log" | tr '\n' ' ')"
+	fi
+	rm -f "$srv" "$tmp/bare-cli.dat"
+}
+
+suite_begin programs
+for pair in "ext4:${DAXLEASE_EXT4:-}" "xfs:${DAXLEASE_XFS:-}"; do
+	fs=${pair%%:*}
+	dir=${pair#*:}
+	if [ -z "$dir" ]; then
+		result "setup_$fs" fail "no $fs-dax mount (DAXLEASE_${fs^^} unset)"
+		continue
+	fi
+	if command -v ib_write_bw >/dev/null; then
+		bare "$fs" "$dir"
+	else
+		result "write_bw_bare_refused_$fs" fail "ib_write_bw not in the guest image (package perftest)"
+	fi
+	perftest "$fs" "$dir" ib_write_bw write
+	perftest "$fs" "$dir" ib_read_bw read
+	perftest "$fs" "$dir" ib_write_lat none
+done
+rc=0
+suite_end || rc=1
+
+prog=$(command -v dl-preload-test ||
+       echo "$prefix/libexec/daxlease/tests/dl-preload-test")
+if [ -x "$prog" ]; then
+	timeout -k 10 600 daxlease run -- "$prog" "${DAXLEASE_EXT4:-}" \
+		"${DAXLEASE_XFS:-}" || rc=1
+else
+	suite_begin programs_preload
+	result setup_program fail "dl-preload-test not installed"
+	suite_end || true
+	rc=1
+fi
+exit $rc
