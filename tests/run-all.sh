@@ -51,7 +51,7 @@ step_unit()     { ctest --test-dir "$build" --output-on-failure --timeout 300; }
 step_uapi()     { bash "$top/kernel-headers/check-uapi.sh"; }
 # The kernel lines: Debian 12's linux-source-6.1 and linux-source-6.12.
 # Each step of a line is a function of the line (KLINE), named _61 / _612.
-stock_suites=stock,python,badinput,threads,tools
+stock_suites=stock,python,badinput,threads,tools,programs
 # attacks adds some minutes on the debug kernel: a longer bound.  demo is
 # the README's demo (tools/demo.sh), on ext4 and xfs; python the pyverbs
 # tier (tests/python/test_patched.py).

@@ -657,10 +657,10 @@ static void case_null_and_masks(void)
 	if (need_pd("null_attr"))
 		expect_reg_fail("null_attr", E.pd, NULL, EINVAL, "attr");
 
-	a = ATTR(.comp_mask = 1ULL << 2, .path = E.pc, .length = MiB,
+	a = ATTR(.comp_mask = 1ULL << 3, .path = E.pc, .length = MiB,
 		 .access = RW);
-	if (need_pd("unknown_comp_mask_bit2"))
-		expect_reg_fail("unknown_comp_mask_bit2", E.pd, &a, EOPNOTSUPP,
+	if (need_pd("unknown_comp_mask_bit3"))
+		expect_reg_fail("unknown_comp_mask_bit3", E.pd, &a, EOPNOTSUPP,
 				"comp_mask");
 	a.comp_mask = 1ULL << 63 | IBV_DAX_MR_INIT_FLAGS;
 	if (need_pd("unknown_comp_mask_bit63"))

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# Guest suite "programs" (patched kernel): RDMA programs that were not
+# Guest suite "programs": RDMA programs that were not
 # written for daxlease, unmodified, register FS-DAX files under
 # `daxlease run` (libdaxlease-preload.so):
 #   - perftest from Debian's package: ib_write_bw, ib_read_bw and
@@ -10,10 +10,17 @@
 #     the data the client wrote (or read) is compared with the files
 #     afterwards.  Without `daxlease run` the same server fails: the
 #     kernel refuses the pin (no layout lease).
+#   - dl-rpma-test (tests/guest/programs), a server and a client written to
+#     librpma 1.2's API: the server's rpma_mr_reg() of an FS-DAX mapping
+#     under `daxlease run`, the client's rpma_write() + rpma_flush()
+#     (persistent), the bytes checked in the file; and the same server
+#     failing without `daxlease run`.
 #   - dl-preload-test (tests/guest/programs), written as such programs are
 #     (libibverbs only), for what perftest does not do: rereg, fork,
 #     threads, a dlopen()ed libibverbs.  It reports suite
 #     "programs_preload".
+# On a stock kernel only: perftest's server under `daxlease run` fails with
+# its own error, and daxlease says once why (no series in the kernel).
 set -euo pipefail
 
 usage()
@@ -21,7 +28,7 @@ usage()
 	cat <<USAGE
 usage: $0
   Runs inside the test VM (tests/vm/run.sh --suites programs) on the
-  patched kernel, with DAXLEASE_EXT4, DAXLEASE_XFS, DAXLEASE_RDMA_DEV,
+  patched kernel (on a stock kernel: the refusal only), with DAXLEASE_EXT4, DAXLEASE_XFS, DAXLEASE_RDMA_DEV,
   DAXLEASE_GID_INDEX.  A program that is missing fails its tests.
 USAGE
 }
@@ -167,7 +174,97 @@ bare()
 	rm -f "$srv" "$tmp/bare-cli.dat"
 }
 
+# rpma FS DIR: librpma's server under daxlease run, its client, the bytes
+rpma()
+{
+	local fs=$1 dir=$2 f=$2/rpma.dat spid src=0 crc=0 size=$((1 << 20))
+
+	port=$((port + 1))
+	if [ -z "$rpma_prog" ]; then
+		result "rpma_$fs" fail "dl-rpma-test not installed (librpma-dev at build time)"
+		return
+	fi
+	head -c "$size" /dev/zero > "$f"
+	(cd "$tmp" && exec timeout 120 daxlease run --debug -- "$rpma_prog" \
+		server "$rdma_addr" "$port" "$f" "$size" 7) > "$tmp/rs.log" 2>&1 &
+	spid=$!
+	sleep 2
+	(cd "$tmp" && exec timeout 120 "$rpma_prog" client "$rdma_addr" \
+		"$port" "$size" 7) > "$tmp/rc.log" 2>&1 || crc=$?
+	wait_server "$spid" || src=$?
+	if [ "$src" -eq 0 ] && [ "$crc" -eq 0 ] &&
+	   grep -q "registered with the layout lease" "$tmp/rs.log" &&
+	   grep -q "holds the" "$tmp/rs.log"; then
+		result "rpma_$fs" pass "$(grep -h "^client:\|^server: .* holds" "$tmp/rc.log" "$tmp/rs.log" | tr '\n' ' ')"
+	else
+		result "rpma_$fs" fail "server exit $src, client exit $crc: $(grep -v "^daxlease-preload.*libibverbs: Success" "$tmp/rs.log" | tail -n 4 | tr '\n' ' ') / $(tail -n 2 "$tmp/rc.log" | tr '\n' ' ')"
+	fi
+	# without daxlease run librpma's registration is refused
+	port=$((port + 1))
+	if (cd "$tmp" && exec timeout 60 "$rpma_prog" server "$rdma_addr" \
+		"$port" "$f" "$size" 7) > "$tmp/rb.log" 2>&1; then
+		result "rpma_bare_refused_$fs" fail "the server registered without daxlease run"
+	elif grep -q "^rpma_mr_reg:" "$tmp/rb.log"; then
+		result "rpma_bare_refused_$fs" pass "without daxlease run: $(grep "^rpma_mr_reg:" "$tmp/rb.log")"
+	else
+		result "rpma_bare_refused_$fs" fail "without daxlease run the server failed elsewhere: $(tail -n 2 "$tmp/rb.log" | tr '\n' ' ')"
+	fi
+	rm -f "$f"
+}
+
+# stock FS DIR: a kernel without the series cannot pin FS-DAX; under
+# daxlease run the server says why, once, and fails with its own error
+stock()
+{
+	local fs=$1 dir=$2 rc=0 spid srv=$2/perftest-stock.dat
+
+	port=$((port + 1))
+	head -c "$flen" /dev/zero > "$srv"
+	head -c "$flen" /dev/zero > "$tmp/stock-cli.dat"
+	# shellcheck disable=SC2046
+	(cd "$tmp" && exec daxlease run -- ib_write_bw $(pt_args) \
+		--mmap="$srv") > "$tmp/stock.log" 2>&1 &
+	spid=$!
+	sleep 2
+	# shellcheck disable=SC2046
+	(cd "$tmp" && exec timeout 60 ib_write_bw $(pt_args) \
+		--mmap="$tmp/stock-cli.dat" 127.0.0.1) > /dev/null 2>&1 || true
+	wait_server "$spid" || rc=$?
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] &&
+	   [ "$(grep -c "^daxlease: cannot register the FS-DAX mapping" "$tmp/stock.log")" = 1 ] &&
+	   grep -q "daxlease series" "$tmp/stock.log" &&
+	   grep -q "Couldn't allocate MR" "$tmp/stock.log"; then
+		result "write_bw_stock_explained_$fs" pass "$(grep "^daxlease:" "$tmp/stock.log")"
+	else
+		result "write_bw_stock_explained_$fs" fail "server exit $rc (want a failure, one daxlease line naming the series, perftest's own error): $(tail -n 4 "$tmp/stock.log" | tr '\n' ' ')"
+	fi
+	rm -f "$srv" "$tmp/stock-cli.dat"
+}
+
 suite_begin programs
+if [ "${DAXLEASE_KERNEL:-}" = stock ]; then
+	for pair in "ext4:${DAXLEASE_EXT4:-}" "xfs:${DAXLEASE_XFS:-}"; do
+		if [ -z "${pair#*:}" ]; then
+			result "setup_${pair%%:*}" fail "no ${pair%%:*}-dax mount"
+		elif ! command -v ib_write_bw >/dev/null; then
+			result "write_bw_stock_explained_${pair%%:*}" fail "ib_write_bw not in the guest image (package perftest)"
+		else
+			stock "${pair%%:*}" "${pair#*:}"
+		fi
+	done
+	suite_end
+	exit $?
+fi
+rdma_addr=10.77.0.1
+rpma_prog=$(command -v dl-rpma-test ||
+	    { [ -x "$prefix/libexec/daxlease/tests/dl-rpma-test" ] &&
+	      echo "$prefix/libexec/daxlease/tests/dl-rpma-test"; } || true)
+ndev=$(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/ndevs/0" 2>/dev/null) || true
+if [ -n "$ndev" ] && ip addr replace "$rdma_addr/24" dev "$ndev"; then
+	result rdma_address pass "$dev on $ndev, $rdma_addr (RDMA CM)"
+else
+	result rdma_address fail "no netdev under $dev for $rdma_addr"
+fi
 for pair in "ext4:${DAXLEASE_EXT4:-}" "xfs:${DAXLEASE_XFS:-}"; do
 	fs=${pair%%:*}
 	dir=${pair#*:}
@@ -183,6 +280,7 @@ for pair in "ext4:${DAXLEASE_EXT4:-}" "xfs:${DAXLEASE_XFS:-}"; do
 	perftest "$fs" "$dir" ib_write_bw write
 	perftest "$fs" "$dir" ib_read_bw read
 	perftest "$fs" "$dir" ib_write_lat none
+	rpma "$fs" "$dir"
 done
 rc=0
 suite_end || rc=1
