@@ -144,6 +144,24 @@ run reg-offset-past-end 34 reg "$tmp/real" --offset 4096
 truncate -s 1M "$tmp/real"
 run reg-no-such-device 19 reg "$tmp/real" -d no-such-dev0
 
+# run: LD_PRELOAD in front of the caller's, the program's own exit status
+run run-help 0 run --help
+has run-help-text "$tmp/out" "daxlease run \[--allow-odp\] \[--debug\]"
+run run-no-program 64 run
+run run-bad-option 64 run --no-such-option -- true
+touch "$tmp/preload.so"
+DAXLEASE_PRELOAD=$tmp/missing.so run run-missing-preload 2 run -- true
+has run-missing-preload-msg "$tmp/err" "preload library"
+LD_PRELOAD=/x/other.so DAXLEASE_PRELOAD=$tmp/preload.so \
+	run run-env 0 run --debug --allow-odp -- sh -c \
+	'echo "$LD_PRELOAD $DAXLEASE_DEBUG $DAXLEASE_ALLOW_ODP"' 2>/dev/null
+has run-env-preload "$tmp/out" "^$tmp/preload.so:/x/other.so 1 1\$"
+DAXLEASE_PRELOAD=$tmp/preload.so run run-exit-status 3 run -- sh -c 'exit 3'
+DAXLEASE_PRELOAD=$tmp/preload.so run run-not-found 127 run -- "$tmp/no-such-program"
+has run-not-found-msg "$tmp/err" "no-such-program"
+# the program's own options are its own
+DAXLEASE_PRELOAD=$tmp/preload.so run run-program-options 0 run sh -c 'test "$1" = --debug' sh --debug
+
 echo "$passed passed, $failed failed"
 # no check executed is a failure too
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
