@@ -190,6 +190,63 @@ static void warn_once(const char *path, int kernel_err)
 	pthread_mutex_unlock(&warn_lock);
 }
 
+/*
+ * The MRs registered here through libdaxlease, so that ibv_dereg_mr() and
+ * ibv_rereg_mr() of every other MR cost one lookup and no library call.
+ */
+#define DAX_MR_BUCKETS 256
+
+struct dax_mr_node {
+	struct ibv_mr *mr;
+	struct dax_mr_node *next;
+};
+
+static struct dax_mr_node *dax_mrs[DAX_MR_BUCKETS];
+static pthread_mutex_t dax_mrs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned int dax_mr_bucket(const struct ibv_mr *mr)
+{
+	return (unsigned int)(((uintptr_t)mr >> 4) * 2654435761u >> 8) %
+	       DAX_MR_BUCKETS;
+}
+
+static int dax_mr_add(struct ibv_mr *mr)
+{
+	struct dax_mr_node *n = malloc(sizeof(*n));
+	unsigned int b = dax_mr_bucket(mr);
+
+	if (!n)
+		return -1;
+	n->mr = mr;
+	pthread_mutex_lock(&dax_mrs_lock);
+	n->next = dax_mrs[b];
+	dax_mrs[b] = n;
+	pthread_mutex_unlock(&dax_mrs_lock);
+	return 0;
+}
+
+/* remove: take mr out of the set; else only look */
+static bool dax_mr_find(struct ibv_mr *mr, bool remove)
+{
+	struct dax_mr_node **pp, *n = NULL;
+
+	if (!mr)
+		return false;
+	pthread_mutex_lock(&dax_mrs_lock);
+	for (pp = &dax_mrs[dax_mr_bucket(mr)]; *pp; pp = &(*pp)->next) {
+		if ((*pp)->mr != mr)
+			continue;
+		n = *pp;
+		if (remove)
+			*pp = n->next;
+		break;
+	}
+	pthread_mutex_unlock(&dax_mrs_lock);
+	if (n && remove)
+		free(n);
+	return n != NULL;
+}
+
 static struct ibv_mr *reg(const char *fn, struct ibv_pd *pd, void *addr,
 			  size_t len, uint64_t iova, unsigned int access)
 {
@@ -231,6 +288,14 @@ static struct ibv_mr *reg(const char *fn, struct ibv_pd *pd, void *addr,
 	}
 
 	mr = ibv_reg_dax_mr(pd, &attr);
+	if (mr && dax_mr_add(mr)) {
+		ibv_dereg_dax_mr(mr);
+		mr = NULL;
+		dbg("%s(%p, %zu): out of memory", fn, addr, len);
+		depth--;
+		errno = ENOMEM;
+		return NULL;
+	}
 	if (mr) {
 		dbg("%s(%p, %zu): FS-DAX %s: registered with the layout lease (libibverbs: %s)",
 		    fn, addr, len, path, strerror(err));
@@ -242,18 +307,6 @@ static struct ibv_mr *reg(const char *fn, struct ibv_pd *pd, void *addr,
 	}
 	depth--;
 	return mr;
-}
-
-/* Is mr one of libdaxlease's?  errno is left alone. */
-static bool dax_mr(struct ibv_mr *mr)
-{
-	struct ibv_dax_mr_attr a;
-	int err = errno;
-	bool ours;
-
-	ours = mr && !ibv_query_dax_mr(mr, &a, sizeof(a));
-	errno = err;
-	return ours;
 }
 
 EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
@@ -284,12 +337,15 @@ EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	pthread_once(&init_once, init);
 	if (!real.dereg_mr)
 		return ENOSYS;
-	if (depth || !dax_mr(mr))
+	if (depth || !dax_mr_find(mr, false))
 		return real.dereg_mr(mr);
 	depth++;
 	ret = ibv_dereg_dax_mr(mr);
 	dbg("ibv_dereg_mr(%p): DAX MR: %s", (void *)mr,
 	    ret ? ibv_dax_errmsg() : "deregistered, lease share dropped");
+	/* a failed dereg keeps the MR, as libibverbs' does */
+	if (!ret)
+		dax_mr_find(mr, true);
 	depth--;
 	return ret;
 }
@@ -306,7 +362,7 @@ EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
 		errno = ENOSYS;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
-	if (depth || !dax_mr(mr))
+	if (depth || !dax_mr_find(mr, false))
 		return real.rereg_mr(mr, flags, pd, addr, length, access);
 	dbg("ibv_rereg_mr(%p): refused: a DAX MR cannot be reregistered, deregister it and register again",
 	    (void *)mr);
