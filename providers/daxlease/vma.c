@@ -113,6 +113,8 @@ int dl_vma_find(FILE *f, uintptr_t addr, size_t len, struct dl_vma *v,
 	int ret = 0;
 
 	memset(v, 0, sizeof(*v));
+	if (msg && msglen)
+		msg[0] = 0;
 	while (getline(&line, &cap, f) >= 0) {
 		if (!dl_vma_parse(line, &cur)) {
 			if (found)

@@ -54,3 +54,24 @@ for t in d.get("tests", []):
     print("\t".join([t["name"]] + cmd))
 '
 }
+
+# The ENVIRONMENT property of ctest's test NAME, one VAR=value a line (e.g.
+# unit-preload's LD_PRELOAD), for the runners that start the test
+# themselves
+rel_test_env()
+{
+	local dir=$1 name=$2
+
+	ctest --test-dir "$dir" --show-only=json-v1 | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for t in d.get("tests", []):
+    if t.get("name") != sys.argv[1]:
+        continue
+    for p in t.get("properties", []):
+        if p.get("name") == "ENVIRONMENT":
+            v = p.get("value")
+            for e in (v if isinstance(v, list) else [v]):
+                print(e)
+' "$name"
+}

@@ -42,8 +42,11 @@ fails=0
 n=0
 while IFS=$'\t' read -r name exe args; do
 	n=$((n + 1))
+	# the test's own environment (ctest ENVIRONMENT), e.g. an LD_PRELOAD
+	# that memcheck passes on to the program behind its own
+	mapfile -t tenv < <(rel_test_env "$dir" "$name")
 	# shellcheck disable=SC2086
-	if (cd "$dir" && timeout "$per_test" "${DL_MEMCHECK[@]}" --track-origins=yes \
+	if (cd "$dir" && timeout "$per_test" env "${tenv[@]}" "${DL_MEMCHECK[@]}" --track-origins=yes \
 		--log-file="$logdir/$name.log" "$exe" $args \
 		>"$logdir/$name.out" 2>&1); then
 		errs=$(grep -o 'ERROR SUMMARY: [0-9]*' "$logdir/$name.log" | tail -1)
