@@ -59,7 +59,7 @@ BASE_PKGS="busybox-static kmod ndctl daxctl libndctl6 libdaxctl1 e2fsprogs
  xfsprogs iproute2 rdma-core ibverbs-utils ibverbs-providers libibverbs1
  librdmacm1 rdmacm-utils strace util-linux libc6 libgcc-s1 python3.11
  python3.11-minimal libpython3.11-stdlib libpython3.11-minimal
- python3-pyverbs libpmem2-1 libpmem1 valgrind libc6-dbg perftest"
+ python3-pyverbs libpmem2-1 libpmem1 valgrind libc6-dbg perftest fio"
 BASE_BINS="/usr/bin/bash /usr/bin/kmod /usr/bin/ndctl /usr/bin/daxctl /sbin/mke2fs
  /sbin/mkfs.ext4 /sbin/mkfs.ext2 /sbin/tune2fs /sbin/dumpe2fs /sbin/debugfs /sbin/e2fsck
  /sbin/mkfs.xfs /usr/sbin/xfs_io /usr/sbin/xfs_db /sbin/xfs_repair
@@ -68,7 +68,7 @@ BASE_BINS="/usr/bin/bash /usr/bin/kmod /usr/bin/ndctl /usr/bin/daxctl /sbin/mke2
  /usr/bin/ibv_devinfo /usr/bin/ibv_rc_pingpong /usr/bin/ibv_ud_pingpong
  /usr/bin/rping /usr/bin/udaddy /usr/bin/rdma_server /usr/bin/rdma_client
  /usr/bin/ucmatose /usr/bin/ib_write_bw /usr/bin/ib_read_bw
- /usr/bin/ib_write_lat
+ /usr/bin/ib_write_lat /usr/bin/fio
  /usr/bin/python3.11"
 # memcheck only, amd64 only: the tool, its two preloads, the default
 # suppressions and the gdbserver target descriptions (a few KiB)

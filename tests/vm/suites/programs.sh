@@ -10,6 +10,13 @@
 #     the data the client wrote (or read) is compared with the files
 #     afterwards.  Without `daxlease run` the same server fails: the
 #     kernel refuses the pin (no layout lease).
+#   - fio's rdma engine (Debian's fio): the receiving job's buffers
+#     (iomem=mmapshared) an FS-DAX file, under `daxlease run`; the sending
+#     job fills its buffers with a pattern and RDMA WRITEs them; the
+#     pattern is checked in the file.  fio's verify= cannot check an rdma
+#     job (the engine has no read path: a sending job's verify reads are
+#     posted as writes, a receiving job completes no I/O until the end), so
+#     the suite reads the bytes itself.
 #   - dl-rpma-test (tests/guest/programs), a server and a client written to
 #     librpma 1.2's API: the server's rpma_mr_reg() of an FS-DAX mapping
 #     under `daxlease run`, the client's rpma_write() + rpma_flush()
@@ -130,7 +137,7 @@ perftest()
 	if [ "$src" -ne 0 ] || [ "$crc" -ne 0 ]; then
 		why="server exit $src, client exit $crc: $(tail -n 3 "$tmp/srv.log" | tr '\n' ' ') / $(tail -n 3 "$tmp/cli.log" | tr '\n' ' ')"
 	elif ! grep -q "registered with the layout lease" "$tmp/srv.log"; then
-		why="the server's MR did not take the lease path: $(grep daxlease "$tmp/srv.log" | head -n 3 | tr '\n' ' ')"
+		why="the server's MR did not take the lease path: $(grep daxlease "$tmp/srv.log" | head -n 3 | tr '\n' ' ' || true)"
 	elif [ "$n" -le 0 ] || [ "$n" -gt "$flen" ]; then
 		why="no buffer size in the server's output (or larger than $flen)"
 	elif [ "$verify" = write ] && ! out=$(carried "$srv" "$cli" "$n"); then
@@ -148,30 +155,105 @@ perftest()
 	rm -f "$srv"
 }
 
-# bare FS DIR: without daxlease run, perftest's server cannot register
+# bare FS DIR PROGRAM: without daxlease run, perftest's server cannot
+# register its buffer
 bare()
 {
-	local fs=$1 dir=$2 rc=0 spid srv=$2/perftest-bare.dat
+	local fs=$1 dir=$2 prog=$3 rc=0 spid srv=$2/perftest-bare.dat
 
 	port=$((port + 1))
+	if ! command -v "$prog" >/dev/null; then
+		result "${prog#ib_}_bare_refused_$fs" fail "$prog not in the guest image (package perftest)"
+		return
+	fi
 	head -c "$flen" /dev/zero > "$srv"
 	head -c "$flen" /dev/zero > "$tmp/bare-cli.dat"
 	# shellcheck disable=SC2046
-	(cd "$tmp" && exec ib_write_bw $(pt_args) --mmap="$srv") \
+	(cd "$tmp" && exec "$prog" $(pt_args) --mmap="$srv") \
 		> "$tmp/bare.log" 2>&1 &
 	spid=$!
 	sleep 2
 	# shellcheck disable=SC2046
-	(cd "$tmp" && exec timeout 60 ib_write_bw $(pt_args) \
+	(cd "$tmp" && exec timeout 60 "$prog" $(pt_args) \
 		--mmap="$tmp/bare-cli.dat" 127.0.0.1) > "$tmp/bare-cli.log" 2>&1 || true
 	wait_server "$spid" || rc=$?
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] &&
 	   grep -q "Couldn't allocate MR" "$tmp/bare.log"; then
-		result "write_bw_bare_refused_$fs" pass "without daxlease run the server fails (exit $rc): $(grep "Couldn't allocate MR" "$tmp/bare.log" | head -n 1)"
+		result "${prog#ib_}_bare_refused_$fs" pass "without daxlease run the server fails (exit $rc): $(grep "Couldn't allocate MR" "$tmp/bare.log" | head -n 1)"
 	else
-		result "write_bw_bare_refused_$fs" fail "without daxlease run: server exit $rc (want a failed MR registration): $(tail -n 3 "$tmp/bare.log" | tr '\n' ' ')"
+		result "${prog#ib_}_bare_refused_$fs" fail "without daxlease run: server exit $rc (want a failed MR registration): $(tail -n 3 "$tmp/bare.log" | tr '\n' ' ')"
 	fi
 	rm -f "$srv" "$tmp/bare-cli.dat"
+}
+
+# fio_rdma FS DIR: fio's receiving rdma job on an FS-DAX file under
+# daxlease run, its sending job with a pattern; the pattern in the file;
+# and the receiver failing without daxlease run
+fio_rdma()
+{
+	local fs=$1 dir=$2 f=$2/fio.dat spid src=0 crc=0 why= n
+	local common="--ioengine=rdma --verb=write --bs=64k --size=4m --iodepth=4 --thread"
+
+	port=$((port + 1))
+	if ! command -v fio >/dev/null; then
+		result "fio_rdma_$fs" fail "fio not in the guest image (package fio)"
+		return
+	fi
+	# fio maps an iomem=mmapshared file as it is: make both 4 MiB
+	head -c $((4 << 20)) /dev/zero > "$f"
+	head -c $((4 << 20)) /dev/zero > "$tmp/fio-src.dat"
+	# shellcheck disable=SC2086
+	(cd "$tmp" && exec timeout 120 daxlease run --debug -- fio \
+		--name=receiver $common --rw=read --port="$port" \
+		--iomem=mmapshared:"$f") > "$tmp/fs.log" 2>&1 &
+	spid=$!
+	sleep 3
+	# shellcheck disable=SC2086
+	(cd "$tmp" && exec timeout 120 fio --name=sender $common --rw=write \
+		--hostname="$rdma_addr" --port="$port" \
+		--buffer_pattern=0x5a17c0de --iomem=mmapshared:"$tmp/fio-src.dat") \
+		> "$tmp/fc.log" 2>&1 || crc=$?
+	wait_server "$spid" || src=$?
+	n=$((4 * 65536))
+	if [ "$src" -ne 0 ] || [ "$crc" -ne 0 ]; then
+		why="receiver exit $src, sender exit $crc: $(grep -i "err\|fail" "$tmp/fs.log" "$tmp/fc.log" | head -n 3 | tr '\n' ' ' || true)"
+	elif ! grep -q "registered with the layout lease" "$tmp/fs.log"; then
+		why="the receiver's buffers did not take the lease path: $(grep daxlease "$tmp/fs.log" | head -n 3 | tr '\n' ' ' || true)"
+	elif ! out=$(/usr/bin/python3 -c '
+import sys
+with open(sys.argv[1], "rb") as f:
+    d = f.read(int(sys.argv[2]))
+want = bytes.fromhex("5a17c0de") * (len(d) // 4)
+print(f"{len(d)} bytes read back" if d == want and len(d) == int(sys.argv[2]) else "differ")
+sys.exit(d != want)' "$f" "$n"); then
+		why="$f does not hold the sender's pattern over the receiver's $n bytes of buffers"
+	fi
+	if [ -z "$why" ]; then
+		result "fio_rdma_$fs" pass "receiver's buffers on $fs-dax through the lease path; the pattern in the file: $out"
+	else
+		result "fio_rdma_$fs" fail "$why"
+	fi
+	# without daxlease run the receiver cannot register its buffers
+	port=$((port + 1))
+	head -c $((4 << 20)) /dev/zero > "$f"
+	# shellcheck disable=SC2086
+	(cd "$tmp" && exec timeout 60 fio --name=receiver $common --rw=read \
+		--port="$port" --iomem=mmapshared:"$f") > "$tmp/fb.log" 2>&1 &
+	spid=$!
+	sleep 3
+	# shellcheck disable=SC2086
+	(cd "$tmp" && exec timeout 60 fio --name=sender $common --rw=write \
+		--hostname="$rdma_addr" --port="$port" \
+		--iomem=mmapshared:"$tmp/fio-src.dat") > /dev/null 2>&1 || true
+	src=0
+	wait_server "$spid" || src=$?
+	# fio reports the failed registration and stops, exit status 0
+	if [ "$src" -ne 124 ] && grep -q "ibv_reg_mr io_u failed" "$tmp/fb.log"; then
+		result "fio_rdma_bare_refused_$fs" pass "without daxlease run (exit $src): $(grep "ibv_reg_mr io_u failed" "$tmp/fb.log" | head -n 1)"
+	else
+		result "fio_rdma_bare_refused_$fs" fail "without daxlease run: exit $src (want fio's failed registration): $(tail -n 3 "$tmp/fb.log" | tr '\n' ' ')"
+	fi
+	rm -f "$f" "$tmp/fio-src.dat"
 }
 
 # rpma FS DIR: librpma's server under daxlease run, its client, the bytes
@@ -272,14 +354,17 @@ for pair in "ext4:${DAXLEASE_EXT4:-}" "xfs:${DAXLEASE_XFS:-}"; do
 		result "setup_$fs" fail "no $fs-dax mount (DAXLEASE_${fs^^} unset)"
 		continue
 	fi
-	if command -v ib_write_bw >/dev/null; then
-		bare "$fs" "$dir"
-	else
-		result "write_bw_bare_refused_$fs" fail "ib_write_bw not in the guest image (package perftest)"
+	# each program fails without daxlease run (on one file system: the
+	# registration is the same on both)
+	bare "$fs" "$dir" ib_write_bw
+	if [ "$fs" = ext4 ]; then
+		bare "$fs" "$dir" ib_read_bw
+		bare "$fs" "$dir" ib_write_lat
 	fi
 	perftest "$fs" "$dir" ib_write_bw write
 	perftest "$fs" "$dir" ib_read_bw read
 	perftest "$fs" "$dir" ib_write_lat none
+	fio_rdma "$fs" "$dir"
 	rpma "$fs" "$dir"
 done
 rc=0
