@@ -163,6 +163,27 @@ def targets(doc):
                 pr if pr is not None else ratio(dram, x), 0.95, ">=",
                 f"median {op} latency {c} {x} us, DRAM {dram} us; ratio "
                 f"of the medians {ratio(dram, x) and round(ratio(dram, x), 3)}")
+    # unmodified programs (tests/vm/suites/bench_apps.sh): a round's
+    # figure over the same round's DRAM (or no-preload) one
+    def app(case, phase, size, name, limit, sense, what):
+        pr = med(find(doc, group="pair", case=case, phase=phase, size=size))
+        a = med(find(doc, group="app", case=case, size=size))
+        base = case.rsplit("_", 1)[0] + ("_dram" if phase == "vs_dram"
+                                         else "_plain")
+        b = med(find(doc, group="app", case=base, size=size))
+        if a is None and pr is None:
+            return
+        add(name, pr, limit, sense,
+            f"median {what} {a}, {base} {b}; median of the rounds' ratios")
+    app("ib_write_bw_fsdax", "vs_dram", 65536,
+        "app_ib_write_bw_fsdax_vs_dram_64KiB", 0.95, ">=",
+        "ib_write_bw MB/s, server on FS-DAX through daxlease run")
+    app("ib_write_lat_fsdax", "vs_dram", 64,
+        "app_ib_write_lat_fsdax_vs_dram_64B", 1.05, "<=",
+        "ib_write_lat typical us, server on FS-DAX through daxlease run")
+    app("reg_4KiB_anon_preload", "vs_plain", 4096,
+        "app_preload_passthrough_reg_4KiB", 1.05, "<=",
+        "ibv_reg_mr 4 KiB anonymous us under the preload")
     for c in ("one_file", "many_files"):
         rs = [r for r in doc["results"] if r["group"] == "nmr" and
               r["case"] == c and r.get("phase") == "reg" and r["runs"]]
@@ -274,7 +295,8 @@ def cmd_table(a):
         cells = [fmt(find(doc, group=g, case=c, phase=ph, size=s))
                  for s in sizes]
         p(f"| {g} {c} | {ph} | " + " | ".join(cells) + " |")
-    pr = [r for r in R if r["group"] == "pair" and "op" not in r]
+    pr = [r for r in R if r["group"] == "pair" and "op" not in r and
+          not r["case"].startswith(("ib_write_", "reg_4KiB_anon"))]
     if pr:
         p("\nEach run's registration time over the same run's time of "
           "another case (median (min–max) of the runs' ratios):\n")
@@ -322,6 +344,21 @@ def cmd_table(a):
                     cells.append("-" if not r or not r["runs"] else
                                  f"{r['median']:.0f} / {r['mbps']:.1f}")
                 p(f"| {op} | {c} | " + " | ".join(cells) + " |")
+    ap = [r for r in R if r["group"] == "app"]
+    if ap:
+        p("\nUnmodified programs, server buffer per case (median (min–max) "
+          "of the rounds; MB/s or µs):\n")
+        p("| case | size | median (min–max) | over DRAM / no preload |")
+        p("|---|---|---|---|")
+        for r in ap:
+            c = r["case"]
+            ph = "vs_plain" if c.endswith("_preload") else "vs_dram"
+            q = find(doc, group="pair", case=c, phase=ph, size=r["size"])
+            rt = ("-" if not q or not q.get("runs") else
+                  f"{q['median']:.3f}× ({q['min']:.3f}–{q['max']:.3f})")
+            v = ("error: " + r.get("error", "?") if not r.get("runs") else
+                 f"{r['median']:.2f} ({r['min']:.2f}–{r['max']:.2f})")
+            p(f"| {c} | {hsize(r['size'])} | {v} | {rt} |")
     return 0
 
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# Guest suite "bench": the daxlease benchmarks (bench/dl-bench.c).  The
+# Guest suite "bench": the daxlease benchmarks (bench/dl-bench.c), then
+# the unmodified programs of bench_apps.sh.  The
 # program writes each measurement as a {"suite":"bench","bench":{...}}
 # record and a dtest pass/fail record of its sanity to $DAXLEASE_RESULTS;
 # bench/run extracts the measurements on the host.  The kernel command line
@@ -25,5 +26,11 @@ for a in $(cat /proc/cmdline 2>/dev/null); do
 done
 
 export DAXLEASE_SUITE_NEEDS="bench/ needs daxlease, dl_ktest and librpma-dev"
-exec bash "$(dirname "$0")/program-suite.sh" bench dl-bench 1500 \
-	"${args[@]}" "$@"
+rc=0
+bash "$(dirname "$0")/program-suite.sh" bench dl-bench 1500 \
+	"${args[@]}" "$@" || rc=$?
+# unmodified programs (bench_apps.sh): fewer rounds in the quick set
+rounds=7
+case " ${args[*]} " in *" --quick "*) rounds=1 ;; esac
+bash "$(dirname "$0")/bench_apps.sh" "$rounds" || rc=1
+exit $rc
