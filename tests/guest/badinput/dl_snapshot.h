@@ -2,7 +2,7 @@
 /*
  * What a failed (or finished) registration must leave exactly as it found:
  * the process's open fds, its file-backed mappings, its leases and locks in
- * /proc/locks and its /proc/self/file_pins.  doc/design.md §3.2: every
+ * /proc/locks and its /proc/self/file_pins.  doc/design.md §3.3: every
  * failure leaves nothing behind (fd, mapping, lease, MR).
  *
  * Anonymous mappings are compared by total size with a 1 MiB slack, since
