@@ -64,8 +64,19 @@ export ASAN_OPTIONS=$DL_ASAN_OPTIONS_STRICT
 export UBSAN_OPTIONS=$DL_UBSAN_OPTIONS
 log=$dir/ctest.log
 rc=0
+exclude='_corpus$'
+case "${cc:-}" in
+*clang*)
+	# clang links the ASan runtime into the executable, so an
+	# instrumented library in LD_PRELOAD runs its constructors before
+	# that runtime is up (CHECK tsd_key_inited): unit-preload runs in the
+	# gcc passes (shared runtime) and under valgrind instead
+	exclude='_corpus$|^unit-preload$'
+	echo "run-sanitizers: unit-preload left out with $cc (static ASan runtime; it runs in the gcc passes and under valgrind)"
+	;;
+esac
 timeout 3000 ctest --test-dir "$dir" --output-on-failure --timeout "$per_test" \
-	-E '_corpus$' 2>&1 | tee "$log" || rc=$?
+	-E "$exclude" 2>&1 | tee "$log" || rc=$?
 # a report printed by a test that still exited 0 (e.g. a forked child)
 if grep -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$log"; then
 	echo "run-sanitizers: sanitizer report in $log" >&2
