@@ -6,11 +6,28 @@
  *
  * The registration entry points of libibverbs are interposed:
  * ibv_reg_mr (IBVERBS_1.1), ibv_reg_mr_iova (1.7), ibv_reg_mr_iova2 (1.8),
- * ibv_rereg_mr and ibv_dereg_mr (1.1).  Inside libibverbs the first three
- * all call ibv_reg_mr_iova2 through its PLT, so a program that found
- * ibv_reg_mr with dlsym() still arrives here; dlsym() itself is
- * interposed too (x86-64), so that one that looks up ibv_dereg_mr or
- * ibv_reg_mr_iova2 in a handle of libibverbs gets these functions.
+ * ibv_rereg_mr and ibv_dereg_mr (1.1), however a program finds them:
+ *
+ * - By name: this library comes first in the global scope, so the
+ *   program's references and its libraries' bind here, and so does
+ *   dlsym() with RTLD_DEFAULT.  Inside libibverbs the first three all call
+ *   ibv_reg_mr_iova2 through its PLT, so they arrive here too.
+ * - In libibverbs itself: once the constructor has found the real
+ *   functions, libibverbs' own .dynsym entries of these five (the default
+ *   versions above; the IBVERBS_1.0 ones stay libibverbs') are pointed at
+ *   the functions here (redirect.c).  Every lookup that ends in
+ *   libibverbs finds them from then on: dlvsym() with those versions in a
+ *   handle, with RTLD_DEFAULT or RTLD_NEXT (glibc's dlvsym() never takes
+ *   this library's unversioned definitions), and all that an object
+ *   loaded with RTLD_DEEPBIND binds or looks up.  Where that cannot be
+ *   done DAXLEASE_DEBUG says why, and the rest works as before.
+ * - dlsym() itself (x86-64), for a lookup in a handle of libibverbs made
+ *   by a constructor that runs before this library's: it does the
+ *   constructor's work (the above included) first.
+ *
+ * What still finds libibverbs' own functions: dlvsym() in a constructor
+ * that runs before this library's (and before any dlsym() in a handle),
+ * a second copy of libibverbs (another path, a dlmopen() namespace).
  *
  * A registration first goes to libibverbs untouched.  Only when the kernel
  * refuses it with EOPNOTSUPP (a stock kernel: no long-term pin of FS-DAX)
@@ -42,6 +59,7 @@
 #include <infiniband/verbs.h>
 #include <infiniband/verbs_dax.h>
 
+#include "redirect.h"
 #include "vma.h"
 
 /* the functions themselves, not verbs.h's inline dispatch */
@@ -63,6 +81,20 @@ typedef int (*rereg_mr_fn)(struct ibv_mr *, int, struct ibv_pd *, void *,
 			   size_t, int);
 typedef int (*dereg_mr_fn)(struct ibv_mr *);
 typedef void *(*dlsym_fn)(void *, const char *);
+
+/*
+ * The functions below by names no other object can define: what
+ * libibverbs' entries are pointed at and what dlsym() hands out, even if
+ * a library in LD_PRELOAD in front of this one defines the same names.
+ */
+#define PRELOAD_ALIAS(fn)						\
+	extern __typeof__(fn) preload_##fn				\
+		__attribute__((alias(#fn), visibility("hidden")))
+PRELOAD_ALIAS(ibv_reg_mr);
+PRELOAD_ALIAS(ibv_reg_mr_iova);
+PRELOAD_ALIAS(ibv_reg_mr_iova2);
+PRELOAD_ALIAS(ibv_rereg_mr);
+PRELOAD_ALIAS(ibv_dereg_mr);
 
 static struct {
 	reg_mr_fn reg_mr;
@@ -118,6 +150,45 @@ __attribute__((visibility("hidden"))) dlsym_fn dl_preload_init_dlsym(void)
 	return f;
 }
 
+/*
+ * Point libibverbs' own entries at the functions here.  Only after all of
+ * real is known: from here on, dlvsym(RTLD_NEXT) finds them too.
+ */
+static void redirect_all(void)
+{
+	const struct {
+		const char *name, *version;
+		void *real, *fn;
+	} r[] = {
+		{ "ibv_reg_mr", "IBVERBS_1.1", (void *)real.reg_mr,
+		  (void *)preload_ibv_reg_mr },
+		{ "ibv_reg_mr_iova", "IBVERBS_1.7", (void *)real.reg_mr_iova,
+		  (void *)preload_ibv_reg_mr_iova },
+		{ "ibv_reg_mr_iova2", "IBVERBS_1.8", (void *)real.reg_mr_iova2,
+		  (void *)preload_ibv_reg_mr_iova2 },
+		{ "ibv_rereg_mr", "IBVERBS_1.1", (void *)real.rereg_mr,
+		  (void *)preload_ibv_rereg_mr },
+		{ "ibv_dereg_mr", "IBVERBS_1.1", (void *)real.dereg_mr,
+		  (void *)preload_ibv_dereg_mr },
+	};
+	unsigned int i, done = 0;
+	char why[256];
+
+	for (i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
+		if (!r[i].real)
+			continue;
+		if (dl_redirect_symbol(r[i].real, r[i].name, r[i].version,
+				       r[i].fn, why, sizeof(why)))
+			dbg("%s@@%s: %s", r[i].name, r[i].version, why);
+		else
+			done++;
+	}
+	if (done == i)
+		dbg("libibverbs' entries point here: dlvsym() and RTLD_DEEPBIND objects get these functions");
+	else
+		dbg("dlvsym() and RTLD_DEEPBIND objects get libibverbs' own functions where they are not redirected");
+}
+
 static void init(void)
 {
 	debug = env_on("DAXLEASE_DEBUG");
@@ -141,6 +212,7 @@ static void init(void)
 			dlerror() ? dlerror() : "symbol not found");
 	dbg("loaded%s%s", allow_odp ? ", ODP allowed" : "",
 	    dl_preload_real_dlsym ? "" : ", dlsym() not interposed");
+	redirect_all();
 }
 
 static void __attribute__((constructor)) preload_ctor(void)
@@ -385,15 +457,15 @@ dl_preload_dlsym_handle(void *handle, const char *name)
 		return NULL;
 	pthread_once(&init_once, init);
 	if (p == (void *)real.reg_mr)
-		return (void *)ibv_reg_mr;
+		return (void *)preload_ibv_reg_mr;
 	if (p == (void *)real.reg_mr_iova)
-		return (void *)ibv_reg_mr_iova;
+		return (void *)preload_ibv_reg_mr_iova;
 	if (p == (void *)real.reg_mr_iova2)
-		return (void *)ibv_reg_mr_iova2;
+		return (void *)preload_ibv_reg_mr_iova2;
 	if (p == (void *)real.rereg_mr)
-		return (void *)ibv_rereg_mr;
+		return (void *)preload_ibv_rereg_mr;
 	if (p == (void *)real.dereg_mr)
-		return (void *)ibv_dereg_mr;
+		return (void *)preload_ibv_dereg_mr;
 	return p;
 }
 
