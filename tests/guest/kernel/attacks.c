@@ -34,6 +34,11 @@
  *      read-only; such pins take only the named file's DAX pages (no
  *      zero page, no page cache), only for the owner, and stay read-only
  *  i12 the uverbs ABI of the DAX attributes
+ *  i13 the range a layout change drops is the range it checked
+ *      (attacks_drop.c)
+ *  i14 the pmem device is not removed under a pin (attacks_remove.c)
+ *  i15 a check does not walk every pin of a file: thousands of MRs on one
+ *      file, and the records still answer right (attacks_scale.c)
  *
  * The spare NVDIMM (DAXLEASE_SPARE_DEV) is formatted here four times:
  * ext2 -o dax, xfs with and without reflink, ext4 with per-inode DAX.
@@ -3682,6 +3687,8 @@ int main(int argc, char **argv)
 			t_i9(fs, strcmp(fs->name, "ext4") ? 1000 : 1);
 		if (want("i11"))
 			t_i11_fs(fs);
+		if (want("i15"))
+			atk_pins_scale(&dev, fs);
 		if (want("i2")) {
 			t_i2_race(fs, RACE_LEGACY);
 			t_i2_race(fs, RACE_DAXFD);

@@ -56,4 +56,7 @@ void atk_drop_range_pmd(struct kt_dev *dev, const struct kt_fs *fs,
 /* attacks_remove.c: the pmem device removed under a pin (root) */
 void atk_remove_under_pin(struct kt_dev *dev, const char *devdax);
 
+/* attacks_scale.c: thousands of MRs on one file */
+void atk_pins_scale(struct kt_dev *dev, const struct kt_fs *fs);
+
 #endif /* DAXLEASE_ATTACKS_H */
