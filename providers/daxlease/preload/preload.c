@@ -189,6 +189,8 @@ static void redirect_all(void)
 		dbg("dlvsym() and RTLD_DEEPBIND objects get libibverbs' own functions where they are not redirected");
 }
 
+static void fork_handlers(void);
+
 static void init(void)
 {
 	debug = env_on("DAXLEASE_DEBUG");
@@ -213,6 +215,7 @@ static void init(void)
 	dbg("loaded%s%s", allow_odp ? ", ODP allowed" : "",
 	    dl_preload_real_dlsym ? "" : ", dlsym() not interposed");
 	redirect_all();
+	fork_handlers();
 }
 
 static void __attribute__((constructor)) preload_ctor(void)
@@ -317,6 +320,35 @@ static bool dax_mr_find(struct ibv_mr *mr, bool remove)
 	if (n && remove)
 		free(n);
 	return n != NULL;
+}
+
+/*
+ * A fork() while another thread holds one of these locks would leave it
+ * held in the child for good: hold both across fork().  The child keeps
+ * the set (its dereg of a parent's MR is answered from it, see below).
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&warn_lock);
+	pthread_mutex_lock(&dax_mrs_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&dax_mrs_lock);
+	pthread_mutex_unlock(&warn_lock);
+}
+
+static void fork_child(void)
+{
+	pthread_mutex_init(&dax_mrs_lock, NULL);
+	pthread_mutex_init(&warn_lock, NULL);
+}
+
+static void fork_handlers(void)
+{
+	if (pthread_atfork(fork_prepare, fork_parent, fork_child))
+		dbg("pthread_atfork failed: a fork() racing a registration may leave the child's locks held");
 }
 
 static struct ibv_mr *reg(const char *fn, struct ibv_pd *pd, void *addr,
