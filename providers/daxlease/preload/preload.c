@@ -227,31 +227,41 @@ static void __attribute__((constructor)) preload_ctor(void)
  * Does [addr, addr + len) lie in a shared mapping of a file on a DAX
  * mount?  Read from /proc/self/smaps and statx() of the path shown there;
  * a path that names another file now is answered by ibv_reg_dax_mr().
+ * The path (malloc()ed) if so, else NULL.  Only on a refused
+ * registration, and off the stack: a thread's stack may be small.
  */
-static bool fsdax_range(void *addr, size_t len, char *path, size_t pathlen)
+static char *fsdax_range(void *addr, size_t len)
 {
-	struct dl_vma v;
+	struct dl_vma *v = malloc(sizeof(*v));
 	struct statx stx;
-	char msg[256];
+	char msg[256], *path = NULL;
 	FILE *f;
 	int ret;
 
+	if (!v)
+		return NULL;
 	f = fopen("/proc/self/smaps", "re");
 	if (!f)
-		return false;
-	ret = dl_vma_find(f, (uintptr_t)addr, len, &v, msg, sizeof(msg));
+		goto out;
+	ret = dl_vma_find(f, (uintptr_t)addr, len, v, msg, sizeof(msg));
 	fclose(f);
 	if (ret) {
 		dbg("%p +%zu: %s", addr, len, msg);
-		return false;
+		goto out;
 	}
-	snprintf(path, pathlen, "%s", v.path[0] ? v.path : "(anonymous)");
-	if (!v.ino || v.path[0] != '/' ||
-	    statx(AT_FDCWD, v.path, 0, STATX_BASIC_STATS, &stx) ||
-	    !S_ISREG(stx.stx_mode))
-		return false;
-	return (stx.stx_attributes_mask & STATX_ATTR_DAX) &&
-	       (stx.stx_attributes & STATX_ATTR_DAX);
+	if (!v->ino || v->path[0] != '/' ||
+	    statx(AT_FDCWD, v->path, 0, STATX_BASIC_STATS, &stx) ||
+	    !S_ISREG(stx.stx_mode) ||
+	    !(stx.stx_attributes_mask & STATX_ATTR_DAX) ||
+	    !(stx.stx_attributes & STATX_ATTR_DAX)) {
+		dbg("%p +%zu: not a shared mapping of a file on a DAX mount (%s)",
+		    addr, len, v->path[0] ? v->path : "anonymous");
+		goto out;
+	}
+	path = strdup(v->path);
+out:
+	free(v);
+	return path;
 }
 
 static void warn_once(const char *path, int kernel_err)
@@ -365,8 +375,8 @@ static struct ibv_mr *reg(const char *fn, struct ibv_pd *pd, void *addr,
 		.iova = iova,
 		.addr = addr,
 	};
-	char path[PATH_MAX];
 	struct ibv_mr *mr;
+	char *path;
 	int err;
 
 	pthread_once(&init_once, init);
@@ -383,7 +393,7 @@ static struct ibv_mr *reg(const char *fn, struct ibv_pd *pd, void *addr,
 	err = errno;
 	if (mr || !pd || (err != EOPNOTSUPP && err != EPERM) ||
 	    (access & IBV_ACCESS_ON_DEMAND) ||
-	    !fsdax_range(addr, len, path, sizeof(path))) {
+	    !(path = fsdax_range(addr, len))) {
 		dbg("%s(%p, %zu): %s", fn, addr, len,
 		    mr ? "registered by libibverbs" : strerror(err));
 		depth--;
@@ -396,6 +406,7 @@ static struct ibv_mr *reg(const char *fn, struct ibv_pd *pd, void *addr,
 		ibv_dereg_dax_mr(mr);
 		mr = NULL;
 		dbg("%s(%p, %zu): out of memory", fn, addr, len);
+		free(path);
 		depth--;
 		errno = ENOMEM;
 		return NULL;
@@ -407,9 +418,11 @@ static struct ibv_mr *reg(const char *fn, struct ibv_pd *pd, void *addr,
 		dbg("%s(%p, %zu): FS-DAX %s: %s (libibverbs: %s)", fn, addr,
 		    len, path, ibv_dax_errmsg(), strerror(err));
 		warn_once(path, err);
-		errno = err;
 	}
+	free(path);
 	depth--;
+	if (!mr)
+		errno = err;
 	return mr;
 }
 
