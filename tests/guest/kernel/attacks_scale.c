@@ -162,33 +162,35 @@ static const char *res(int r)
 	return r == -1 ? "success" : kt_res_name(r);
 }
 
+/* grows to n pins and measures: the cost, or 0 after failing name */
+static double scale_phase(struct scale *s, int n, const char *name)
+{
+	char why[256];
+	double t;
+	int bad;
+
+	if (grow_to(s, n, why, sizeof(why))) {
+		dtest_fail(name, "not reached: %s", why);
+		return 0;
+	}
+	t = punch_cost(s, &bad);
+	if (bad)
+		dtest_fail(name, "punch of the pinned page %d with %d pins: %s (want ETXTBSY)",
+			   PG_TARGET, n, res(bad));
+	return t;
+}
+
 static void t_scale(struct scale *s, const struct kt_fs *fs)
 {
 	const char *name = kt_name("i15_pins_scale", fs);
 	double few, many;
-	char why[256];
-	int bad;
 
-	if (grow_to(s, SCALE_FEW, why, sizeof(why))) {
-		dtest_fail(name, "not reached: %s", why);
+	few = scale_phase(s, SCALE_FEW, name);
+	if (!few)
 		return;
-	}
-	few = punch_cost(s, &bad);
-	if (bad) {
-		dtest_fail(name, "punch of the pinned page %d with %d pins: %s (want ETXTBSY)",
-			   PG_TARGET, SCALE_FEW, res(bad));
+	many = scale_phase(s, SCALE_MANY, name);
+	if (!many)
 		return;
-	}
-	if (grow_to(s, SCALE_MANY, why, sizeof(why))) {
-		dtest_fail(name, "not reached: %s", why);
-		return;
-	}
-	many = punch_cost(s, &bad);
-	if (bad) {
-		dtest_fail(name, "punch of the pinned page %d with %d pins: %s (want ETXTBSY)",
-			   PG_TARGET, SCALE_MANY, res(bad));
-		return;
-	}
 	printf("  %s: refused punch over the newest pin: %.1f us with %d pins of the file, %.1f us with %d (%.2fx)\n",
 	       name, few, SCALE_FEW, many, SCALE_MANY, many / few);
 	dtest_check(name, many <= SCALE_MAX_RATIO * few,
