@@ -53,9 +53,15 @@ echo "suite $suite: $bin on kernel $(uname -r) (${DAXLEASE_KERNEL:-?})"
 start=$(date +%s)
 rc=0
 timeout -k 10 "$limit" "$bin" "$@" || rc=$?
-if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+took=$(($(date +%s) - start))
+# 124/137 after the limit: timeout(1) stopped it; 137 before it: the
+# program was killed (SIGKILL, or an oops in its system call)
+if [ "$rc" -eq 124 ] || { [ "$rc" -eq 137 ] && [ "$took" -ge "$limit" ]; }; then
 	record suite_timeout fail "$prog did not finish within $limit s"
 	echo "{\"suite\":\"$suite\",\"event\":\"end\",\"pass\":0,\"fail\":1,\"skip\":0}" >>"$results"
+elif [ "$rc" -eq 137 ]; then
+	record suite_killed fail "$prog was killed after $took s (SIGKILL, or an oops in a system call it made: see the kernel log above)"
+	echo "{\"suite\":\"$suite\",\"event\":\"end\",\"pass\":0,\"fail\":1,\"skip\":0}" >>"$results"
 fi
-echo "suite $suite: exit $rc after $(($(date +%s) - start)) s"
+echo "suite $suite: exit $rc after $took s"
 exit "$rc"
