@@ -36,7 +36,8 @@
  *  i12 the uverbs ABI of the DAX attributes
  *  i13 the range a layout change drops is the range it checked
  *      (attacks_drop.c)
- *  i14 the pmem device is not removed under a pin (attacks_remove.c)
+ *  i14 the pmem device is not removed under a pin, nor under a mounted
+ *      file system's DAX entries (attacks_remove.c)
  *  i15 a check does not walk every pin of a file: thousands of MRs on one
  *      file, and the records still answer right (attacks_scale.c)
  *
@@ -3643,6 +3644,8 @@ int main(int argc, char **argv)
 {
 	int i;
 
+	if (argc > 1 && !strcmp(argv[1], "--nd-write"))
+		return atk_nd_write_main(argc, argv);
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--only") && i + 1 < argc) {
 			only = argv[++i];
@@ -3732,9 +3735,9 @@ int main(int argc, char **argv)
 	if (want("i4_ext4_nodax") || want("i5_swap_boot") ||
 	    want("i5_move_ext"))
 		t_spare_ext4();
-	/* unbinds the devdax namespace, then binds it again */
+	/* unbinds the devdax and the spare namespace, then binds them again */
 	if (want("i14"))
-		atk_remove_under_pin(&dev, kt_env.devdax);
+		atk_remove_under_pin(&dev, kt_env.devdax, spare_dev);
 
 	return kt_suite_end(&dev, "dmesg_clean", 0);
 }

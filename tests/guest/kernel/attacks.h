@@ -53,8 +53,15 @@ void atk_drop_range_fs(struct kt_dev *dev, const struct kt_fs *fs);
 void atk_drop_range_pmd(struct kt_dev *dev, const struct kt_fs *fs,
 			unsigned int extsize);
 
-/* attacks_remove.c: the pmem device removed under a pin (root) */
-void atk_remove_under_pin(struct kt_dev *dev, const char *devdax);
+/*
+ * attacks_remove.c: the pmem device removed under a pin (root): the
+ * devdax namespace, then the spare one with ext4 and xfs on it
+ */
+void atk_remove_under_pin(struct kt_dev *dev, const char *devdax,
+			  const char *spare);
+/* dl-attacks-test --nd-write DRIVER NAME bind|unbind: the exit status is
+ * 0 or the errno of the write (the unbind runs as a program of its own) */
+int atk_nd_write_main(int argc, char **argv);
 
 /* attacks_scale.c: thousands of MRs on one file */
 void atk_pins_scale(struct kt_dev *dev, const struct kt_fs *fs);

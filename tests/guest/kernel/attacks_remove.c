@@ -9,10 +9,18 @@
  * the unpin, touch memory that is gone.
  *
  * Device DAX: the devdax namespace, registered with ibv_reg_mr, bound
- * again afterwards.  FS-DAX pins hold the pagemap the same way (the same
- * GUP code), but a file system on the removed device is not tested here:
- * ext4 keeps the DAX entries of its files over the removed memory, and
- * unmounting it afterwards touches the memmap that is gone, pins or not.
+ * again afterwards.
+ *
+ * FS-DAX: ext4 and xfs on the spare namespace, a file pinned through the
+ * DAX_FD registration with the lease released.  The pin holds the device
+ * as the device DAX one does; a file system on the device holds it too
+ * for as long as it keeps DAX entries over the device's pages (until it
+ * is unmounted): after the dereg the removal still waits, and finishes
+ * at the unmount.  A kernel that removes the device once the pin is gone
+ * leaves the mounted file system with entries over a memmap that is
+ * gone, and the unmount touches it.  The device is bound again, the file
+ * system mounted again, and the data the RDMA WRITE put there is read
+ * back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,11 +30,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+
+#include <linux/daxlease_fcntl.h>
 
 #include "attacks.h"
 #include "dtest.h"
@@ -83,31 +95,55 @@ static int nd_dev_of(const char *sys, struct nd_dev *nd, char *why,
 	return ENOENT;
 }
 
-/* Writes nd's name to its driver's "bind" or "unbind"; 0 or errno */
-static int nd_write(const struct nd_dev *nd, const char *what)
+/* Writes name to driver/what ("bind" or "unbind"); 0 or errno */
+static int nd_write_name(const char *driver, const char *name,
+			 const char *what)
 {
 	char path[PATH_MAX + 16];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s", nd->driver, what);
+	snprintf(path, sizeof(path), "%s/%s", driver, what);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
-	n = write(fd, nd->name, strlen(nd->name));
+	n = write(fd, name, strlen(name));
 	close(fd);
-	return n == (ssize_t)strlen(nd->name) ? 0 : (n < 0 ? errno : EIO);
+	return n == (ssize_t)strlen(name) ? 0 : (n < 0 ? errno : EIO);
 }
 
-/* The unbind in a child: it blocks for as long as the kernel waits */
+static int nd_write(const struct nd_dev *nd, const char *what)
+{
+	return nd_write_name(nd->driver, nd->name, what);
+}
+
+int atk_nd_write_main(int argc, char **argv)
+{
+	if (argc != 5 || strcmp(argv[1], "--nd-write"))
+		return EINVAL;
+	return nd_write_name(argv[2], argv[3], argv[4]) & 0xff;
+}
+
+/*
+ * The unbind in a process of its own: it blocks for as long as the kernel
+ * waits.  It is a new program (this one, --nd-write), with none of the
+ * test's descriptors, mappings or working directory: a process that
+ * holds a file system open cannot wait for its unmount.
+ */
 static pid_t unbind_start(const struct nd_dev *nd)
 {
 	pid_t pid;
 
 	fflush(NULL);
 	pid = fork();
-	if (pid == 0)
-		_exit(nd_write(nd, "unbind") & 0xff);
+	if (pid == 0) {
+		syscall(SYS_close_range, 3, ~0U, 0);
+		if (chdir("/"))
+			_exit(errno & 0xff);
+		execl("/proc/self/exe", "dl-attacks-test", "--nd-write",
+		      nd->driver, nd->name, "unbind", (char *)NULL);
+		_exit(errno & 0xff);
+	}
 	return pid;
 }
 
@@ -126,6 +162,19 @@ static int unbind_wait(pid_t pid, int sec)
 		nanosleep(&tick, NULL);
 	}
 	return -1;
+}
+
+/*
+ * An unbind that did not finish waits in the kernel, where no signal
+ * reaches it: it is left behind (killed if it ever returns), and the
+ * test goes on.
+ */
+static void unbind_abandon(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	if (unbind_wait(pid, 1) < 0)
+		printf("  the unbind (pid %d) is still waiting in the kernel; left behind\n",
+		       (int)pid);
 }
 
 static const char *unbind_name(int r)
@@ -168,10 +217,8 @@ static void remove_under_pin(struct kt_dev *dev, const char *name,
 	dereg = kt_pin_dereg(p);
 	kt_unpin(p);
 	done = waiting < 0 ? unbind_wait(pid, REMOVE_DONE) : waiting;
-	if (done < 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
+	if (done < 0)
+		unbind_abandon(pid);
 	bind = nd_write(nd, "bind");
 	dtest_check(name, waiting < 0 && !wr && !dereg && done == 0 && !bind,
 		    "unbind of %s from %s while an MR pins its pages: %s after %d s (want still waiting); RDMA WRITE into the MR meanwhile: %s%s%s; dereg: %s; the unbind then %s (want finished (ok)); bind again: %s",
@@ -210,11 +257,162 @@ static void t_remove_devdax(struct kt_dev *dev, const char *devdax)
 		usleep(50 * 1000);
 }
 
-void atk_remove_under_pin(struct kt_dev *dev, const char *devdax)
+/* Waits up to sec seconds for path to exist; 0 or ENOENT */
+static int wait_for_node(const char *path, int sec)
+{
+	struct stat st;
+	int i;
+
+	for (i = 0; i < sec * 20; i++) {
+		if (!stat(path, &st))
+			return 0;
+		usleep(50 * 1000);
+	}
+	return ENOENT;
+}
+
+/*
+ * mkfs and mount -o dax of the spare namespace at dir; 0 or errno with
+ * why set.
+ */
+static int spare_mkfs(const char *spare, const char *dir, bool xfs,
+		      char *why, size_t whylen)
+{
+	const char *const ext4[] = { "mkfs.ext4", "-q", "-F", "-b", "4096",
+				     spare, NULL };
+	const char *const xfsv[] = { "mkfs.xfs", "-q", "-f", "-m",
+				     "reflink=0", spare, NULL };
+	char out[1024];
+	int ret;
+
+	ret = kt_run(xfs ? xfsv : ext4, out, sizeof(out), 300);
+	if (ret) {
+		snprintf(why, whylen, "mkfs of %s: exit %d: %s", spare, ret,
+			 kt_oneline(out));
+		return EIO;
+	}
+	mkdir(dir, 0755);
+	if (mount(spare, dir, xfs ? "xfs" : "ext4", 0, "dax")) {
+		ret = errno;
+		snprintf(why, whylen, "mount -o dax %s %s: %s", spare, dir,
+			 strerror(ret));
+		return ret;
+	}
+	return 0;
+}
+
+/*
+ * Unbinds the spare namespace while a DAX_FD pin (lease released) holds
+ * [0, 1 MiB) of a file on it: want the removal waiting while the pin
+ * exists, an RDMA WRITE landing meanwhile, the removal still waiting
+ * after the dereg (the mounted file system holds the pages in its DAX
+ * entries), and done at the unmount.  Then bound and mounted again: the
+ * written data is in the file, the rest untouched, fsck clean.
+ */
+static void t_remove_fsdax(struct kt_dev *dev, const char *spare, bool xfs)
+{
+	const char *name = xfs ? "i14_remove_pmem_under_pin_xfs" :
+				 "i14_remove_pmem_under_pin_ext4";
+	struct kt_fs fs = { xfs ? "xfs" : "ext4", "/mnt/spare", spare };
+	int waiting, wr, dereg, after, um, done, bind, node, mnt, v1, v2;
+	char sys[128], why[512] = "", st1[256] = "", st2[256] = "";
+	char fsck[1024] = "not run";
+	struct kt_pin p = KT_PIN_INIT;
+	const char *step = "", *path;
+	struct nd_dev nd;
+	int ret, fck;
+	pid_t pid;
+
+	snprintf(sys, sizeof(sys), "/sys/block/%s", strrchr(spare, '/') + 1);
+	ret = nd_dev_of(sys, &nd, why, sizeof(why));
+	if (!ret)
+		ret = spare_mkfs(spare, fs.dir, xfs, why, sizeof(why));
+	if (ret) {
+		dtest_fail(name, "not reached: %s", why);
+		return;
+	}
+	path = kt_path(&fs, "i14");
+	ret = atk_make_file(path, 4 * KT_MIB, 0x21, 0);
+	if (!ret)
+		ret = kt_pin(dev, path, 0, KT_MIB, ATK_LAYOUT_EXCL,
+			     KT_PIN_DAXFD, &p, &step);
+	if (ret) {
+		dtest_fail(name, "not reached: pin of [0, 1 MiB) of %s: %s: %s",
+			   path, step, kt_res_name(ret));
+		kt_unpin(&p);
+		umount(fs.dir);
+		return;
+	}
+	fcntl(p.fd, F_SETLEASE, F_UNLCK);
+
+	printf("  %s: unbinding %s from %s\n", name, nd.name, nd.driver);
+	fflush(stdout);
+	pid = unbind_start(&nd);
+	if (pid < 0) {
+		dtest_fail(name, "not reached: fork: %s", strerror(errno));
+		kt_unpin(&p);
+		umount(fs.dir);
+		return;
+	}
+	waiting = unbind_wait(pid, REMOVE_WAIT);
+	printf("  %s: unbind %s after %d s; RDMA WRITE into the MR\n", name,
+	       unbind_name(waiting), REMOVE_WAIT);
+	fflush(stdout);
+	wr = kt_rdma_write_pattern(dev, p.iova, p.rkey, KT_MIB, 0, 0x44, why,
+				   sizeof(why));
+	dereg = kt_pin_dereg(&p);
+	kt_unpin(&p);
+	printf("  %s: RDMA WRITE: %s; dereg: %s; the file system stays mounted\n",
+	       name, kt_res_name(wr), kt_res_name(dereg));
+	fflush(stdout);
+	after = waiting < 0 ? unbind_wait(pid, REMOVE_WAIT) : waiting;
+	printf("  %s: unbind %s %d s after the dereg; unmounting\n", name,
+	       unbind_name(after), REMOVE_WAIT);
+	fflush(stdout);
+	um = umount(fs.dir) ? errno : 0;
+	done = after < 0 ? unbind_wait(pid, REMOVE_DONE) : after;
+	if (done < 0)
+		unbind_abandon(pid);
+	bind = nd_write(&nd, "bind");
+	node = bind ? EIO : wait_for_node(spare, 10);
+	mnt = node ? node : (mount(spare, fs.dir, fs.name, 0, "dax") ? errno : 0);
+	v1 = mnt ? mnt : kt_verify_pattern(path, 0, KT_MIB, 0x44, st1,
+					   sizeof(st1));
+	v2 = mnt ? mnt : kt_verify_pattern(path, KT_MIB, 3 * KT_MIB, 0x21, st2,
+					   sizeof(st2));
+	if (!mnt) {
+		unlink(path);
+		fck = kt_fsck(&fs, false, fsck, sizeof(fsck));
+	} else {
+		fck = mnt;
+	}
+	dtest_check(name, waiting < 0 && !wr && !dereg && after < 0 && !um &&
+		    done == 0 && !bind && !mnt && !v1 && !v2 && !fck,
+		    "unbind of %s (%s, mounted) while an MR pins [0, 1 MiB) of a file (lease released): %s after %d s (want still waiting); RDMA WRITE into the MR: %s%s%s; dereg: %s; the unbind then %s after %d s (want still waiting: the mounted file system's DAX entries hold the pages); umount: %s; the unbind then %s (want finished (ok)); bind again: %s; mount again: %s; [0, 1 MiB) %s%s (want the RDMA WRITE's data); [1, 4 MiB) %s%s; %s",
+		    nd.name, fs.name, unbind_name(waiting), REMOVE_WAIT,
+		    kt_res_name(wr), *why ? ": " : "", why, kt_res_name(dereg),
+		    unbind_name(after), REMOVE_WAIT, um ? strerror(um) : "ok",
+		    unbind_name(done), bind ? strerror(bind) : "ok",
+		    mnt ? strerror(mnt) : "ok", v1 ? "differs: " : "intact",
+		    v1 ? st1 : "", v2 ? "differs: " : "intact", v2 ? st2 : "",
+		    fsck);
+}
+
+void atk_remove_under_pin(struct kt_dev *dev, const char *devdax,
+			  const char *spare)
 {
 	if (devdax)
 		t_remove_devdax(dev, devdax);
 	else
 		dtest_fail("i14_remove_pmem_under_pin_devdax",
 			   "DAXLEASE_DEVDAX not set: the test VM has no device DAX");
+	if (spare) {
+		t_remove_fsdax(dev, spare, false);
+		t_remove_fsdax(dev, spare, true);
+	} else {
+		dtest_fail("i14_remove_pmem_under_pin_ext4",
+			   "DAXLEASE_SPARE_DEV not set: the test VM has no spare NVDIMM namespace");
+		dtest_fail("i14_remove_pmem_under_pin_xfs",
+			   "DAXLEASE_SPARE_DEV not set: the test VM has no spare NVDIMM namespace");
+	}
 }
