@@ -79,6 +79,8 @@ case "$limit" in ''|*[!0-9]*|0) die "bad --timeout '$limit'" ;; esac
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
+# shellcheck source=kernel-lib.sh
+. "$here/kernel-lib.sh"
 pdir=$here/patches/linux-$line
 kdir=$here/kconfig
 tarball=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-$line.tar.xz}
@@ -126,10 +128,6 @@ test|test:debug|test:plain)
 	;;
 esac
 
-mapfile -t patches < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' \
-			   "$pdir/series" | grep -v '^$' || true)
-[ ${#patches[@]} -gt 0 ] || die "series lists no patch"
-
 if [ -n "$keep" ]; then
 	work=$keep
 	rm -rf "$work"
@@ -152,20 +150,9 @@ failed() {
 }
 kmake() { timeout "$(left)" make -C "$src" ARCH=x86_64 "$@" >> "$blog" 2>&1; }
 
-log "unpacking ${tarball##*/} into $src"
-timeout "$(left)" tar -xJf "$tarball" -C "$src" --strip-components=1 ||
-	failed "unpacking"
-for p in "${patches[@]}"; do
-	[ -f "$pdir/$p" ] || die "series names $p, which is not in $pdir"
-	echo "=== patch -p1 < $p" >> "$blog"
-	timeout 120 patch -p1 --forward --batch --fuzz=0 -d "$src" \
-		-i "$pdir/$p" >> "$blog" 2>&1 ||
-		failed "$p does not apply without fuzz"
-done
-if find "$src" -name '*.rej' -o -name '*.orig' | grep -q .; then
-	failed "the series left .rej/.orig files"
-fi
-log "applied ${#patches[@]} patches of series version $series_version"
+log "unpacking ${tarball##*/} into $src and applying the series"
+kl_source "$tarball" "$pdir" "$src" "$blog" || failed "$KL_ERR"
+log "applied ${#KL_PATCHES[@]} patches of series version $series_version"
 
 export ARCH=x86_64
 if [ ${#fragments[@]} -gt 0 ]; then
@@ -198,22 +185,10 @@ kmake olddefconfig || failed "make olddefconfig"
 
 # Every option a test fragment sets must still be set (the local version
 # is this script's).
-dropped=0
-for f in "${fragments[@]}"; do
-	while IFS= read -r l; do
-		case "$l" in
-		CONFIG_LOCALVERSION=*|*CONFIG_LOCALVERSION_AUTO*) continue ;;
-		CONFIG_*=*) grep -qxF -- "$l" "$src/.config" && continue ;;
-		"# CONFIG_"*" is not set")
-			o=${l#\# }; o=${o%% *}
-			grep -q "^$o=" "$src/.config" || continue ;;
-		*) continue ;;
-		esac
-		log "option dropped: ${f##*/}: '$l'"
-		dropped=1
-	done < "$f"
-done
-[ $dropped = 0 ] || die "kconfig fragments do not survive olddefconfig"
+if ! dropped=$(kl_fragments_kept "$src/.config" ${fragments[@]+"${fragments[@]}"}); then
+	printf '%s\n' "$dropped" | sed 's/^/build-deb: option dropped: /' >&2
+	die "kconfig fragments do not survive olddefconfig"
+fi
 
 # What the series needs of any configuration: OPTION=values it may have.
 need=(

@@ -1,7 +1,7 @@
 #!/bin/bash
-# Build the daxlease-patched Linux kernel (bzImage, everything built in)
-# from Debian's linux-source-6.1 or linux-source-6.12, reproducibly and
-# with a result cache.
+# Build the daxlease-patched Linux kernel of the test VM (everything built
+# in) from Debian's linux-source-6.1 or linux-source-6.12 as Debian
+# packages (build-deb.sh), reproducibly and with a result cache.
 set -euo pipefail
 
 usage() {
@@ -10,18 +10,21 @@ usage: kernel-headers/build-kernel.sh [--line 6.1|6.12] [--debug|--plain]
                                       [--out DIR] [--jobs N] [--print-path]
                                       [--keep-tree] [--timeout SEC]
 
-Unpacks /usr/src/linux-source-LINE.tar.xz, applies
-kernel-headers/patches/linux-LINE/series with patch -p1, configures
-'make ARCH=x86_64 tinyconfig' + kernel-headers/kconfig/base.config +
-debug.config (--debug, the default: KASAN, lockdep, DEBUG_VM, ...) or
-plain.config (--plain, for benchmarks) + line-LINE.config where there is
-one, checks that every fragment option
-survived olddefconfig, and runs 'make bzImage'.
+Builds the kernel the test VM boots as Debian packages, through
+kernel-headers/build-deb.sh with the test configuration ('make ARCH=x86_64
+tinyconfig' + kernel-headers/kconfig/base.config + debug.config (--debug,
+the default: KASAN, lockdep, DEBUG_VM, ...) or plain.config (--plain, for
+benchmarks) + line-LINE.config where there is one): the series applied
+with zero fuzz to Debian's linux-source-LINE, every fragment option
+checked after olddefconfig, 'make bindeb-pkg'.  The bzImage is the
+/boot/vmlinuz of the linux-image package it produced: the kernel the
+tests boot is the package a user installs.
 
 The result is cached in $DAXLEASE_CACHE/kernel/<hash>/ (default
-DAXLEASE_CACHE=/var/cache/daxlease) with bzImage, config, build.log and
-info; <hash> covers the series, the patches, the fragments, this script,
-the source tarball and the compiler, so a rerun with nothing changed
+DAXLEASE_CACHE=/var/cache/daxlease) with bzImage, the linux-image
+package, config, build.log and info; <hash> covers the series, the
+patches, the fragments, this script and the ones it runs, the source
+tarball and the compiler, so a rerun with nothing changed
 returns at once.  The bzImage path is the only thing printed on stdout;
 progress goes to stderr.
 
@@ -33,8 +36,8 @@ progress goes to stderr.
   --print-path     print the cached bzImage path and exit: 0 if it is
                    built, 1 if not (nothing is built)
   --keep-tree      keep the build tree (default: removed after success)
-  --timeout SEC    bound for each make step (default 4800: a debug build
-                   took 50 min on the shared 2-core machine under load)
+  --timeout SEC    bound for the build (default 4800: a debug build took
+                   50 min on the shared 2-core machine under load)
 
 Environment: DAXLEASE_CACHE, LINUX_SOURCE_TARBALL, TMPDIR.
 USAGE
@@ -78,16 +81,12 @@ log() { echo "build-kernel: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 [ -f "$tarball" ] || die "$tarball missing (apt-get install linux-source-$line)"
-[ -f "$pdir/series" ] || die "$pdir/series missing"
 for f in "${fragments[@]}"; do [ -f "$f" ] || die "$f missing"; done
 
-# Patches in series order; '#' starts a comment, blank lines are ignored.
-mapfile -t patches < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$pdir/series" |
-		       grep -v '^$' || true)
-[ ${#patches[@]} -gt 0 ] || die "series lists no patch"
-for p in "${patches[@]}"; do
-	[ -f "$pdir/$p" ] || die "series names $p, which is not in $pdir"
-done
+# shellcheck source=kernel-lib.sh
+. "$here/kernel-lib.sh"
+kl_series "$pdir" || die "$KL_ERR"
+patches=("${KL_PATCHES[@]}")
 
 # Cache key: everything that goes into the image.
 key=$(
@@ -95,7 +94,9 @@ key=$(
 	echo "mode $mode"
 	echo "source $(sha256sum < "$tarball" | cut -d' ' -f1)"
 	echo "cc $(gcc --version | head -n1)"
-	echo "script $(sha256sum < "$0" | cut -d' ' -f1)"
+	for f in "$0" "$here/build-deb.sh" "$here/kernel-lib.sh"; do
+		echo "script ${f##*/} $(sha256sum < "$f" | cut -d' ' -f1)"
+	done
 	for f in "${fragments[@]}"; do
 		echo "fragment ${f##*/} $(sha256sum < "$f" | cut -d' ' -f1)"
 	done
@@ -144,13 +145,6 @@ fi
 
 # a directory of our own: another cache root may build the same hash
 work=$(mktemp -d "${TMPDIR:-/tmp}/daxlease-kernel-$line-$mode-$hash.XXXXXX")
-blog=$work.log
-: > "$blog"
-failed() {
-	log "FAILED: $1; last lines of $blog:"
-	tail -n 40 "$blog" >&2
-	exit 1
-}
 
 # timeout(1) runs its command in a process group of its own: stop that
 # group too if this script is interrupted, so no orphaned tar or make
@@ -162,90 +156,48 @@ stop_child() {
 	exit 130
 }
 trap stop_child INT TERM HUP
-# bounded SEC CMD...: run CMD with a time limit, output to the build log
-bounded() {
-	local sec=$1 rc=0
 
-	shift
-	timeout "$sec" "$@" >> "$blog" 2>&1 &
-	child=$!
-	wait "$child" || rc=$?
-	child=
-	return $rc
-}
-kmake() { bounded "$make_timeout" make -C "$work" ARCH=x86_64 "$@"; }
-
-start=$(date +%s)
-log "$line $mode kernel $hash: unpacking ${tarball##*/} into $work"
-bounded 600 tar -xJf "$tarball" -C "$work" --strip-components=1 ||
-	failed "unpacking"
-
-for p in "${patches[@]}"; do
-	log "applying $p"
-	echo "=== patch -p1 < $p" >> "$blog"
-	# zero fuzz: a hunk that only applies with fuzz may have landed in
-	# the wrong place; offsets are fine, rejects and leftovers are not
-	bounded 120 patch -p1 --forward --batch --fuzz=0 -d "$work" \
-		-i "$pdir/$p" >> "$blog" 2>&1 ||
-		failed "$p does not apply without fuzz"
-	if find "$work" -name '*.rej' -o -name '*.orig' | grep -q .; then
-		failed "$p left .rej/.orig files"
-	fi
-done
-
-export ARCH=x86_64
 export KBUILD_BUILD_TIMESTAMP="2024-01-01 00:00:00 UTC"
 export KBUILD_BUILD_USER=daxlease
 export KBUILD_BUILD_HOST=daxlease
 export KBUILD_BUILD_VERSION=1
 export LC_ALL=C
-log "configuring: tinyconfig + ${fragments[*]##*/}"
-kmake tinyconfig || failed "make tinyconfig"
-(cd "$work" && bounded 120 scripts/kconfig/merge_config.sh -m .config \
-	"${fragments[@]}") || failed "merge_config.sh"
-kmake olddefconfig || failed "make olddefconfig"
-
-# Every option a fragment sets must still be set after olddefconfig.
-dropped=0
-for f in "${fragments[@]}"; do
-	while IFS= read -r line; do
-		case "$line" in
-		CONFIG_*=*)
-			grep -qxF -- "$line" "$work/.config" && continue
-			opt=${line%%=*}
-			got=$(grep -E "^($opt=|# $opt is not set)" "$work/.config" || true)
-			;;
-		"# CONFIG_"*" is not set")
-			opt=${line#\# }; opt=${opt%% *}
-			grep -q "^$opt=" "$work/.config" || continue
-			got=$(grep "^$opt=" "$work/.config")
-			;;
-		*) continue ;;
-		esac
-		log "option dropped: ${f##*/}: '$line', .config has '${got:-nothing}'"
-		dropped=1
-	done < "$f"
-done
-[ $dropped = 0 ] || die "kconfig fragments do not survive olddefconfig (see above)"
-
-log "make -j$jobs bzImage (log: $blog)"
-kmake -j"$jobs" bzImage || failed "make bzImage"
+start=$(date +%s)
+log "$line $mode kernel $hash: build-deb.sh --config test:$mode in $work"
+rc=0
+timeout "$make_timeout" bash "$here/build-deb.sh" --line "$line" \
+	--config "test:$mode" --out "$work/deb" --jobs "$jobs" \
+	--keep "$work/tree" --timeout "$make_timeout" > "$work/deb.path" &
+child=$!
+wait "$child" || rc=$?
+child=
+[ $rc = 0 ] || die "build-deb.sh failed (exit $rc); build tree left in $work"
+deb=$(tail -n1 "$work/deb.path")
+[ -f "$deb" ] || die "build-deb.sh named no package ('$deb')"
+release=$(dpkg-deb -f "$deb" Package)
+release=${release#linux-image-}
 end=$(date +%s)
 
 mkdir -p "$cdir.tmp"
-cp "$work/arch/x86/boot/bzImage" "$cdir.tmp/bzImage"
-cp "$work/.config" "$cdir.tmp/config"
-cp "$blog" "$cdir.tmp/build.log"
+# the bzImage is the package's /boot/vmlinuz-RELEASE
+dpkg-deb --fsys-tarfile "$deb" |
+	tar -xO "./boot/vmlinuz-$release" > "$cdir.tmp/bzImage" ||
+	die "no /boot/vmlinuz-$release in ${deb##*/}"
+[ -s "$cdir.tmp/bzImage" ] || die "empty /boot/vmlinuz-$release in ${deb##*/}"
+cp "$deb" "$cdir.tmp/"
+cp "$work/deb/config-$release" "$cdir.tmp/config"
+cp "$work/tree/build.log" "$cdir.tmp/build.log"
 {
-	echo "kernel $(make -s -C "$work" kernelrelease 2>/dev/null)"
+	echo "kernel $release"
+	echo "package ${deb##*/}"
 	echo "built $(date -u +%FT%TZ) in $((end - start)) s with -j$jobs"
 	printf '%s\n' "$key"
 } > "$cdir.tmp/info"
 rm -rf "$cdir"
 mv "$cdir.tmp" "$cdir"
-log "built in $((end - start)) s: $image"
+log "built in $((end - start)) s: $image (from ${deb##*/})"
 if [ $keep_tree = 0 ]; then
-	rm -rf "$work" "$blog"
+	rm -rf "$work"
 else
 	log "build tree kept in $work"
 fi

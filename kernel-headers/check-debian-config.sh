@@ -51,6 +51,8 @@ done
 
 case "$line" in 6.1|6.12) ;; *) echo "$0: --line is 6.1 or 6.12" >&2; exit 2 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=kernel-lib.sh
+. "$here/kernel-lib.sh"
 pdir=$here/patches/linux-$line
 tarball=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-$line.tar.xz}
 config=/usr/src/linux-config-$line/config.$flavour.xz
@@ -70,19 +72,14 @@ else
 	trap 'rm -rf "$work"' EXIT
 fi
 
-log "unpacking $(basename "$tarball")"
-timeout 600 tar -xJf "$tarball" -C "$work" --strip-components=1
-
-mapfile -t patches < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' \
-			   "$pdir/series" | grep -v '^$')
-[ ${#patches[@]} -gt 0 ] || die "series lists no patch"
-for p in "${patches[@]}"; do
-	timeout 120 patch -p1 --forward --batch --fuzz=0 -s -d "$work" \
-		-i "$pdir/$p" || die "$p does not apply without fuzz"
-done
-if find "$work" -name '*.rej' -o -name '*.orig' | grep -q .; then
-	die "the series left .rej/.orig files"
-fi
+log "unpacking $(basename "$tarball") and applying the series"
+kl_source "$tarball" "$pdir" "$work" "$work.log" || {
+	cat "$work.log" >&2
+	rm -f "$work.log"
+	die "$KL_ERR"
+}
+rm -f "$work.log"
+patches=("${KL_PATCHES[@]}")
 
 # every C file the series adds or changes, as an object to build
 mapfile -t objs < <(cat "${patches[@]/#/$pdir/}" |
