@@ -50,6 +50,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,13 +97,47 @@ PRELOAD_ALIAS(ibv_reg_mr_iova2);
 PRELOAD_ALIAS(ibv_rereg_mr);
 PRELOAD_ALIAS(ibv_dereg_mr);
 
-static struct {
+/* libibverbs' own functions, found at init (NULL if libibverbs lacks one) */
+static struct real_verbs {
 	reg_mr_fn reg_mr;
 	reg_mr_iova_fn reg_mr_iova;
 	reg_mr_iova2_fn reg_mr_iova2;
 	rereg_mr_fn rereg_mr;
 	dereg_mr_fn dereg_mr;
 } real;
+
+/*
+ * The functions replaced, named once: libibverbs' symbol and version,
+ * where real keeps libibverbs' function, and the replacement here.
+ */
+static const struct replaced {
+	const char *name, *version;
+	size_t real_off;
+	void *fn;
+} replaced[] = {
+	{ "ibv_reg_mr", "IBVERBS_1.1", offsetof(struct real_verbs, reg_mr),
+	  (void *)preload_ibv_reg_mr },
+	{ "ibv_reg_mr_iova", "IBVERBS_1.7",
+	  offsetof(struct real_verbs, reg_mr_iova),
+	  (void *)preload_ibv_reg_mr_iova },
+	{ "ibv_reg_mr_iova2", "IBVERBS_1.8",
+	  offsetof(struct real_verbs, reg_mr_iova2),
+	  (void *)preload_ibv_reg_mr_iova2 },
+	{ "ibv_rereg_mr", "IBVERBS_1.1", offsetof(struct real_verbs, rereg_mr),
+	  (void *)preload_ibv_rereg_mr },
+	{ "ibv_dereg_mr", "IBVERBS_1.1", offsetof(struct real_verbs, dereg_mr),
+	  (void *)preload_ibv_dereg_mr },
+};
+#define NREPLACED (sizeof(replaced) / sizeof(replaced[0]))
+
+/* libibverbs' function that replaced[i] replaces (a function pointer) */
+static void *real_of(const struct replaced *r)
+{
+	void *f;
+
+	memcpy(&f, (const char *)&real + r->real_off, sizeof(f));
+	return f;
+}
 
 /* used by the assembly of dlsym() below */
 __attribute__((visibility("hidden"))) dlsym_fn dl_preload_real_dlsym;
@@ -156,34 +191,21 @@ __attribute__((visibility("hidden"))) dlsym_fn dl_preload_init_dlsym(void)
  */
 static void redirect_all(void)
 {
-	const struct {
-		const char *name, *version;
-		void *real, *fn;
-	} r[] = {
-		{ "ibv_reg_mr", "IBVERBS_1.1", (void *)real.reg_mr,
-		  (void *)preload_ibv_reg_mr },
-		{ "ibv_reg_mr_iova", "IBVERBS_1.7", (void *)real.reg_mr_iova,
-		  (void *)preload_ibv_reg_mr_iova },
-		{ "ibv_reg_mr_iova2", "IBVERBS_1.8", (void *)real.reg_mr_iova2,
-		  (void *)preload_ibv_reg_mr_iova2 },
-		{ "ibv_rereg_mr", "IBVERBS_1.1", (void *)real.rereg_mr,
-		  (void *)preload_ibv_rereg_mr },
-		{ "ibv_dereg_mr", "IBVERBS_1.1", (void *)real.dereg_mr,
-		  (void *)preload_ibv_dereg_mr },
-	};
 	unsigned int i, done = 0;
 	char why[256];
 
-	for (i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
-		if (!r[i].real)
+	for (i = 0; i < NREPLACED; i++) {
+		const struct replaced *r = &replaced[i];
+
+		if (!real_of(r))
 			continue;
-		if (dl_redirect_symbol(r[i].real, r[i].name, r[i].version,
-				       r[i].fn, why, sizeof(why)))
-			dbg("%s@@%s: %s", r[i].name, r[i].version, why);
+		if (dl_redirect_symbol(real_of(r), r->name, r->version, r->fn,
+				       why, sizeof(why)))
+			dbg("%s@@%s: %s", r->name, r->version, why);
 		else
 			done++;
 	}
-	if (done == i)
+	if (done == NREPLACED)
 		dbg("libibverbs' entries point here: dlvsym() and RTLD_DEEPBIND objects get these functions");
 	else
 		dbg("dlvsym() and RTLD_DEEPBIND objects get libibverbs' own functions where they are not redirected");
@@ -193,25 +215,25 @@ static void fork_handlers(void);
 
 static void init(void)
 {
+	const struct replaced *missing;
+	unsigned int i;
+
 	debug = env_on("DAXLEASE_DEBUG");
 	allow_odp = env_on("DAXLEASE_ALLOW_ODP");
 	dl_preload_init_dlsym();
-	real.reg_mr = (reg_mr_fn)dlvsym(RTLD_NEXT, "ibv_reg_mr",
-					"IBVERBS_1.1");
-	real.reg_mr_iova = (reg_mr_iova_fn)dlvsym(RTLD_NEXT, "ibv_reg_mr_iova",
-						  "IBVERBS_1.7");
-	real.reg_mr_iova2 = (reg_mr_iova2_fn)dlvsym(RTLD_NEXT,
-						    "ibv_reg_mr_iova2",
-						    "IBVERBS_1.8");
-	real.rereg_mr = (rereg_mr_fn)dlvsym(RTLD_NEXT, "ibv_rereg_mr",
-					    "IBVERBS_1.1");
-	real.dereg_mr = (dereg_mr_fn)dlvsym(RTLD_NEXT, "ibv_dereg_mr",
-					    "IBVERBS_1.1");
-	if (!real.reg_mr || !real.reg_mr_iova || !real.reg_mr_iova2 ||
-	    !real.rereg_mr || !real.dereg_mr)
+	missing = NULL;
+	for (i = 0; i < NREPLACED; i++) {
+		void *f = dlvsym(RTLD_NEXT, replaced[i].name,
+				 replaced[i].version);
+
+		memcpy((char *)&real + replaced[i].real_off, &f, sizeof(f));
+		if (!f && !missing)
+			missing = &replaced[i];
+	}
+	if (missing)
 		fprintf(stderr,
-			"daxlease-preload: libibverbs lacks a registration function of rdma-core 28 or later (%s): registrations will fail\n",
-			dlerror() ? dlerror() : "symbol not found");
+			"daxlease-preload: libibverbs lacks %s@%s of rdma-core 28 or later: registrations will fail\n",
+			missing->name, missing->version);
 	dbg("loaded%s%s", allow_odp ? ", ODP allowed" : "",
 	    dl_preload_real_dlsym ? "" : ", dlsym() not interposed");
 	redirect_all();
@@ -497,20 +519,14 @@ dl_preload_dlsym_handle(void *handle, const char *name)
 {
 	void *p = dl_preload_real_dlsym ?
 			  dl_preload_real_dlsym(handle, name) : NULL;
+	unsigned int i;
 
 	if (!p)
 		return NULL;
 	pthread_once(&init_once, init);
-	if (p == (void *)real.reg_mr)
-		return (void *)preload_ibv_reg_mr;
-	if (p == (void *)real.reg_mr_iova)
-		return (void *)preload_ibv_reg_mr_iova;
-	if (p == (void *)real.reg_mr_iova2)
-		return (void *)preload_ibv_reg_mr_iova2;
-	if (p == (void *)real.rereg_mr)
-		return (void *)preload_ibv_rereg_mr;
-	if (p == (void *)real.dereg_mr)
-		return (void *)preload_ibv_dereg_mr;
+	for (i = 0; i < NREPLACED; i++)
+		if (p == real_of(&replaced[i]))
+			return replaced[i].fn;
 	return p;
 }
 
