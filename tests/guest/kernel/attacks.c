@@ -40,6 +40,8 @@
  *      file system's DAX entries (attacks_remove.c)
  *  i15 a check does not walk every pin of a file: thousands of MRs on one
  *      file, and the records still answer right (attacks_scale.c)
+ *  i16 no pNFS block layout of a pinned or exclusively leased DAX file:
+ *      handing one out drops the file's DAX entries (attacks_pnfs.c)
  *
  * The spare NVDIMM (DAXLEASE_SPARE_DEV) is formatted here four times:
  * ext2 -o dax, xfs with and without reflink, ext4 with per-inode DAX.
@@ -378,6 +380,26 @@ static const char *own_pins(char *buf, size_t size)
 }
 
 /* Creates path with pattern seed; preallocated in one piece first */
+int atk_pin_released(struct kt_dev *d, const char *name, const char *path,
+		     size_t size, uint8_t seed, struct kt_pin *p)
+{
+	const char *step = "";
+	int ret;
+
+	ret = atk_make_file(path, size, seed, 0);
+	if (!ret)
+		ret = kt_pin(d, path, 0, KT_MIB, ATK_LAYOUT_EXCL,
+			     KT_PIN_DAXFD, p, &step);
+	if (ret) {
+		dtest_fail(name, "not reached: pin of [0, 1 MiB) of %s: %s: %s",
+			   path, *step ? step : "create", kt_res_name(ret));
+		kt_unpin(p);
+		return ret;
+	}
+	fcntl(p->fd, F_SETLEASE, F_UNLCK);
+	return 0;
+}
+
 int atk_make_file(const char *path, size_t size, uint8_t seed,
 		     unsigned int extsize)
 {
@@ -3692,6 +3714,8 @@ int main(int argc, char **argv)
 			t_i11_fs(fs);
 		if (want("i15"))
 			atk_pins_scale(&dev, fs);
+		if (want("i16") && !strcmp(fs->name, "xfs"))
+			atk_pnfs(&dev, fs);
 		if (want("i2")) {
 			t_i2_race(fs, RACE_LEGACY);
 			t_i2_race(fs, RACE_DAXFD);

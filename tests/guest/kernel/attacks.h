@@ -28,6 +28,14 @@
  */
 int atk_make_file(const char *path, size_t size, uint8_t seed,
 		  unsigned int extsize);
+/*
+ * Creates path (atk_make_file()) and pins [0, 1 MiB) of it through the
+ * DAX_FD registration under an exclusive layout lease, which it then
+ * releases (pins outlive leases).  0, or errno with test name failed as
+ * not reached and nothing left but the file.
+ */
+int atk_pin_released(struct kt_dev *d, const char *name, const char *path,
+		     size_t size, uint8_t seed, struct kt_pin *p);
 /* Is [0, 2 MiB) of fd one extent that DAX can map with a PMD?  out: why */
 bool atk_pmd_mappable(int fd, char *out, size_t len);
 /*
@@ -62,6 +70,9 @@ void atk_remove_under_pin(struct kt_dev *dev, const char *devdax,
 /* dl-attacks-test --nd-write DRIVER NAME bind|unbind: the exit status is
  * 0 or the errno of the write (the unbind runs as a program of its own) */
 int atk_nd_write_main(int argc, char **argv);
+
+/* attacks_pnfs.c: pNFS block layouts of pinned or leased xfs files */
+void atk_pnfs(struct kt_dev *dev, const struct kt_fs *fs);
 
 /* attacks_scale.c: thousands of MRs on one file */
 void atk_pins_scale(struct kt_dev *dev, const struct kt_fs *fs);

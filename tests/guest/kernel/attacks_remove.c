@@ -318,8 +318,8 @@ static void t_remove_fsdax(struct kt_dev *dev, const char *spare, bool xfs)
 	char sys[128], why[512] = "", st1[256] = "", st2[256] = "";
 	char fsck[1024] = "not run";
 	struct kt_pin p = KT_PIN_INIT;
-	const char *step = "", *path;
 	struct nd_dev nd;
+	const char *path;
 	int ret, fck;
 	pid_t pid;
 
@@ -332,18 +332,10 @@ static void t_remove_fsdax(struct kt_dev *dev, const char *spare, bool xfs)
 		return;
 	}
 	path = kt_path(&fs, "i14");
-	ret = atk_make_file(path, 4 * KT_MIB, 0x21, 0);
-	if (!ret)
-		ret = kt_pin(dev, path, 0, KT_MIB, ATK_LAYOUT_EXCL,
-			     KT_PIN_DAXFD, &p, &step);
-	if (ret) {
-		dtest_fail(name, "not reached: pin of [0, 1 MiB) of %s: %s: %s",
-			   path, step, kt_res_name(ret));
-		kt_unpin(&p);
+	if (atk_pin_released(dev, name, path, 4 * KT_MIB, 0x21, &p)) {
 		umount(fs.dir);
 		return;
 	}
-	fcntl(p.fd, F_SETLEASE, F_UNLCK);
 
 	printf("  %s: unbinding %s from %s\n", name, nd.name, nd.driver);
 	fflush(stdout);
