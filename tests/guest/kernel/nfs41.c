@@ -799,6 +799,16 @@ static void cb_putfh(struct cb *cb)
 	xw_opaque(&cb->w, cb->c->fh, cb->c->fhlen);
 }
 
+/* SEQUENCE, PUTFH of the open file, then op (its arguments follow) */
+static void cb_begin_on_file(struct cb *cb, struct nfs41_client *c,
+			     uint32_t op)
+{
+	cb_begin(cb, c);
+	cb_sequence(cb);
+	cb_putfh(cb);
+	cb_op(cb, op);
+}
+
 /*
  * Sends the compound and reads its reply up to the first result.
  * Transport and RPC failures mark the client broken: the next reply on
@@ -965,6 +975,19 @@ static uint32_t cb_void_res(struct cb *cb, uint32_t op, char *why,
 			    size_t whylen)
 {
 	return cb_res(cb, op, why, whylen);
+}
+
+/* The results of cb_begin_on_file(): SEQUENCE's, PUTFH's, then op's */
+static uint32_t cb_on_file_res(struct cb *cb, uint32_t op, char *why,
+			       size_t whylen)
+{
+	uint32_t st = cb_sequence_res(cb, why, whylen);
+
+	if (st == NFS41_OK)
+		st = cb_void_res(cb, OP_PUTFH, why, whylen);
+	if (st == NFS41_OK)
+		st = cb_res(cb, op, why, whylen);
+	return st;
 }
 
 /* -------------------------------------------------------------------- */
@@ -1443,10 +1466,7 @@ static int layoutget_once(struct nfs41_client *c, uint32_t iomode,
 	struct cb cb;
 	int err;
 
-	cb_begin(&cb, c);
-	cb_sequence(&cb);
-	cb_putfh(&cb);
-	cb_op(&cb, OP_LAYOUTGET);
+	cb_begin_on_file(&cb, c, OP_LAYOUTGET);
 	xw_u32(&cb.w, 0);			/* signal_layout_avail */
 	xw_u32(&cb.w, LAYOUT4_BLOCK_VOLUME);
 	xw_u32(&cb.w, iomode);
@@ -1461,11 +1481,7 @@ static int layoutget_once(struct nfs41_client *c, uint32_t iomode,
 		*st = NFS41_NO_STATUS;
 		return err;
 	}
-	*st = cb_sequence_res(&cb, why, whylen);
-	if (*st == NFS41_OK)
-		*st = cb_void_res(&cb, OP_PUTFH, why, whylen);
-	if (*st == NFS41_OK)
-		*st = cb_res(&cb, OP_LAYOUTGET, why, whylen);
+	*st = cb_on_file_res(&cb, OP_LAYOUTGET, why, whylen);
 	if (*st == NFS41_OK)
 		*st = layoutget_res(&cb, why, whylen);
 	if (lo_sid && cb.fail_op == OP_LAYOUTGET &&
@@ -1531,10 +1547,7 @@ int nfs41_layoutreturn(struct nfs41_client *c, char *why, size_t whylen)
 		set_why(why, whylen, "LAYOUTRETURN: no open file");
 		return EINVAL;
 	}
-	cb_begin(&cb, c);
-	cb_sequence(&cb);
-	cb_putfh(&cb);
-	cb_op(&cb, OP_LAYOUTRETURN);
+	cb_begin_on_file(&cb, c, OP_LAYOUTRETURN);
 	xw_u32(&cb.w, 0);			/* lr_reclaim */
 	xw_u32(&cb.w, LAYOUT4_BLOCK_VOLUME);
 	xw_u32(&cb.w, LAYOUTIOMODE4_ANY);
@@ -1542,11 +1555,7 @@ int nfs41_layoutreturn(struct nfs41_client *c, char *why, size_t whylen)
 	err = cb_call(&cb, why, whylen);
 	if (err)
 		return err;
-	st = cb_sequence_res(&cb, why, whylen);
-	if (st == NFS41_OK)
-		st = cb_void_res(&cb, OP_PUTFH, why, whylen);
-	if (st == NFS41_OK)
-		st = cb_res(&cb, OP_LAYOUTRETURN, why, whylen);
+	st = cb_on_file_res(&cb, OP_LAYOUTRETURN, why, whylen);
 	if (st == NFS41_OK) {
 		/* layoutreturn_stateid: present bool, then the stateid */
 		if (xr_bool(&cb.r))
@@ -1567,19 +1576,12 @@ static void close_file(struct nfs41_client *c)
 	struct cb cb;
 	uint32_t st;
 
-	cb_begin(&cb, c);
-	cb_sequence(&cb);
-	cb_putfh(&cb);
-	cb_op(&cb, OP_CLOSE);
+	cb_begin_on_file(&cb, c, OP_CLOSE);
 	xw_u32(&cb.w, 0);			/* seqid: unused in 4.1 */
 	xw_fixed(&cb.w, c->open_sid, NFS4_STATEID_SIZE);
 	if (cb_call(&cb, NULL, 0))
 		return;
-	st = cb_sequence_res(&cb, NULL, 0);
-	if (st == NFS41_OK)
-		st = cb_void_res(&cb, OP_PUTFH, NULL, 0);
-	if (st == NFS41_OK)
-		st = cb_res(&cb, OP_CLOSE, NULL, 0);
+	st = cb_on_file_res(&cb, OP_CLOSE, NULL, 0);
 	if (st == NFS41_OK)
 		c->opened = false;
 }
