@@ -175,7 +175,7 @@ static const char *only;
 static char why[1024];
 static int race_seconds = 12;
 static const char *spare_dev;
-static const char *spare_dir = "/mnt/spare";
+static const char *spare_dir = ATK_SPARE_DIR;
 
 /* --only A,B: groups whose name contains A or B */
 static bool want(const char *group)
@@ -3128,13 +3128,39 @@ static void t_i12(void)
 
 /* ---- the spare NVDIMM ------------------------------------------------- */
 
+int atk_spare_mount(const char *disk, const char *const mkfs[],
+		    int (*then)(char *out, size_t len), const char *type,
+		    const char *opts, char *msg, size_t msglen)
+{
+	char out[2048];
+	int ret;
+
+	ret = kt_run(mkfs, out, sizeof(out), 300);
+	if (ret) {
+		snprintf(msg, msglen, "%s on %s: exit %d: %s", mkfs[0], disk,
+			 ret, kt_oneline(out));
+		return EIO;
+	}
+	if (then && then(out, sizeof(out))) {
+		snprintf(msg, msglen, "after %s on %s: %s", mkfs[0], disk, out);
+		return EIO;
+	}
+	mkdir(ATK_SPARE_DIR, 0755);
+	if (mount(disk, ATK_SPARE_DIR, type, 0, opts)) {
+		ret = errno;
+		snprintf(msg, msglen, "mount -t %s -o %s %s %s: %s", type, opts,
+			 disk, ATK_SPARE_DIR, strerror(ret));
+		return ret;
+	}
+	return 0;
+}
+
 static bool spare_format_then(struct kt_fs *fs, const char *name,
 			      const char *fsname, const char *const mkfs[],
 			      int (*then)(char *out, size_t len),
 			      const char *type, const char *opts)
 {
-	char out[2048];
-	int ret;
+	char msg[2048];
 
 	fs->name = fsname;
 	fs->dir = spare_dir;
@@ -3143,20 +3169,9 @@ static bool spare_format_then(struct kt_fs *fs, const char *name,
 		dtest_fail(name, "DAXLEASE_SPARE_DEV not set: the test VM has no spare NVDIMM namespace");
 		return false;
 	}
-	ret = kt_run(mkfs, out, sizeof(out), 300);
-	if (ret) {
-		dtest_fail(name, "%s on %s: exit %d: %s", mkfs[0], spare_dev, ret,
-			   kt_oneline(out));
-		return false;
-	}
-	if (then && then(out, sizeof(out))) {
-		dtest_fail(name, "after %s on %s: %s", mkfs[0], spare_dev, out);
-		return false;
-	}
-	mkdir(spare_dir, 0755);
-	if (mount(spare_dev, spare_dir, type, 0, opts)) {
-		dtest_fail(name, "mount -t %s -o %s %s %s: %s", type, opts,
-			   spare_dev, spare_dir, strerror(errno));
+	if (atk_spare_mount(spare_dev, mkfs, then, type, opts, msg,
+			    sizeof(msg))) {
+		dtest_fail(name, "%s", msg);
 		return false;
 	}
 	dtest_pass(name, "%s on %s, mounted -t %s -o %s on %s", mkfs[0],

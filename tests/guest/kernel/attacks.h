@@ -20,6 +20,8 @@
 #define ATK_LAYOUT_EXCL (F_LAYOUT | F_EXCLUSIVE)
 #define ATK_PAGE 4096UL
 #define ATK_PMD_SIZE (2 * KT_MIB)
+/* where the spare NVDIMM's file systems are mounted */
+#define ATK_SPARE_DIR "/mnt/spare"
 
 /*
  * Creates (or replaces) path with size bytes of pattern seed, allocated
@@ -36,6 +38,15 @@ int atk_make_file(const char *path, size_t size, uint8_t seed,
  */
 int atk_pin_released(struct kt_dev *d, const char *name, const char *path,
 		     size_t size, uint8_t seed, struct kt_pin *p);
+/*
+ * Formats the spare namespace disk with mkfs (then, if not NULL, runs on
+ * mkfs's output buffer and fails the setup if it returns non-zero) and
+ * mounts it on ATK_SPARE_DIR as type with opts.  0, or errno with msg
+ * set.
+ */
+int atk_spare_mount(const char *disk, const char *const mkfs[],
+		    int (*then)(char *out, size_t len), const char *type,
+		    const char *opts, char *msg, size_t msglen);
 /* Is [0, 2 MiB) of fd one extent that DAX can map with a PMD?  out: why */
 bool atk_pmd_mappable(int fd, char *out, size_t len);
 /*

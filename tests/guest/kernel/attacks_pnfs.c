@@ -43,37 +43,6 @@
 #define PNFS_FILE (4 * KT_MIB)
 #define LEASE_BREAK_FILE "/proc/sys/fs/lease-break-time"
 
-/* Reads a small /proc/sys value into val (NUL-terminated); 0 or errno */
-static int sysctl_read(const char *path, char *val, size_t len)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	n = read(fd, val, len - 1);
-	close(fd);
-	if (n < 0)
-		return errno;
-	val[n] = 0;
-	return 0;
-}
-
-/* Writes val to a /proc/sys file; 0 or errno */
-static int sysctl_write(const char *path, const char *val)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? errno : 0;
-}
-
 /* LAYOUTGET (read-write, whole file) of name by a new client; errno */
 static int layoutget(const char *name, uint32_t *st, char *why,
 		     size_t whylen)
@@ -298,13 +267,13 @@ void atk_pnfs(struct kt_dev *dev, const struct kt_fs *fs)
 		return;
 	}
 	/* a layout the client failed to return is recalled in 5 s, not 45 */
-	if (!sysctl_read(LEASE_BREAK_FILE, lbt, sizeof(lbt)))
-		sysctl_write(LEASE_BREAK_FILE, "5");
+	if (!kt_read_str(LEASE_BREAK_FILE, lbt, sizeof(lbt)))
+		kt_write_str(LEASE_BREAK_FILE, "5");
 	t_plain(fs);
 	t_pinned(dev, fs);
 	t_spliced(fs);
 	t_leased(fs);
 	if (*lbt)
-		sysctl_write(LEASE_BREAK_FILE, lbt);
+		kt_write_str(LEASE_BREAK_FILE, lbt);
 	nfs41_server_stop();
 }

@@ -100,16 +100,9 @@ static int nd_write_name(const char *driver, const char *name,
 			 const char *what)
 {
 	char path[PATH_MAX + 16];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", driver, what);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	n = write(fd, name, strlen(name));
-	close(fd);
-	return n == (ssize_t)strlen(name) ? 0 : (n < 0 ? errno : EIO);
+	return kt_write_str(path, name);
 }
 
 static int nd_write(const struct nd_dev *nd, const char *what)
@@ -228,6 +221,20 @@ static void remove_under_pin(struct kt_dev *dev, const char *name,
 		    bind ? strerror(bind) : "ok");
 }
 
+/* Waits up to sec seconds for path to exist; 0 or ENOENT */
+static int wait_for_node(const char *path, int sec)
+{
+	struct stat st;
+	int i;
+
+	for (i = 0; i < sec * 20; i++) {
+		if (!stat(path, &st))
+			return 0;
+		usleep(50 * 1000);
+	}
+	return ENOENT;
+}
+
 static void t_remove_devdax(struct kt_dev *dev, const char *devdax)
 {
 	const char *name = "i14_remove_pmem_under_pin_devdax";
@@ -235,8 +242,7 @@ static void t_remove_devdax(struct kt_dev *dev, const char *devdax)
 	struct kt_pin p = KT_PIN_INIT;
 	const char *step = "";
 	struct nd_dev nd;
-	struct stat st;
-	int ret, i;
+	int ret;
 
 	snprintf(sys, sizeof(sys), "/sys/bus/dax/devices/%s",
 		 strrchr(devdax, '/') + 1);
@@ -253,52 +259,7 @@ static void t_remove_devdax(struct kt_dev *dev, const char *devdax)
 	}
 	remove_under_pin(dev, name, &nd, &p);
 	/* later suites use the device: wait for its node to come back */
-	for (i = 0; i < 100 && stat(devdax, &st); i++)
-		usleep(50 * 1000);
-}
-
-/* Waits up to sec seconds for path to exist; 0 or ENOENT */
-static int wait_for_node(const char *path, int sec)
-{
-	struct stat st;
-	int i;
-
-	for (i = 0; i < sec * 20; i++) {
-		if (!stat(path, &st))
-			return 0;
-		usleep(50 * 1000);
-	}
-	return ENOENT;
-}
-
-/*
- * mkfs and mount -o dax of the spare namespace at dir; 0 or errno with
- * why set.
- */
-static int spare_mkfs(const char *spare, const char *dir, bool xfs,
-		      char *why, size_t whylen)
-{
-	const char *const ext4[] = { "mkfs.ext4", "-q", "-F", "-b", "4096",
-				     spare, NULL };
-	const char *const xfsv[] = { "mkfs.xfs", "-q", "-f", "-m",
-				     "reflink=0", spare, NULL };
-	char out[1024];
-	int ret;
-
-	ret = kt_run(xfs ? xfsv : ext4, out, sizeof(out), 300);
-	if (ret) {
-		snprintf(why, whylen, "mkfs of %s: exit %d: %s", spare, ret,
-			 kt_oneline(out));
-		return EIO;
-	}
-	mkdir(dir, 0755);
-	if (mount(spare, dir, xfs ? "xfs" : "ext4", 0, "dax")) {
-		ret = errno;
-		snprintf(why, whylen, "mount -o dax %s %s: %s", spare, dir,
-			 strerror(ret));
-		return ret;
-	}
-	return 0;
+	wait_for_node(devdax, 5);
 }
 
 /*
@@ -313,7 +274,11 @@ static void t_remove_fsdax(struct kt_dev *dev, const char *spare, bool xfs)
 {
 	const char *name = xfs ? "i14_remove_pmem_under_pin_xfs" :
 				 "i14_remove_pmem_under_pin_ext4";
-	struct kt_fs fs = { xfs ? "xfs" : "ext4", "/mnt/spare", spare };
+	const char *const ext4[] = { "mkfs.ext4", "-q", "-F", "-b", "4096",
+				     spare, NULL };
+	const char *const xfsv[] = { "mkfs.xfs", "-q", "-f", "-m",
+				     "reflink=0", spare, NULL };
+	struct kt_fs fs = { xfs ? "xfs" : "ext4", ATK_SPARE_DIR, spare };
 	int waiting, wr, dereg, after, um, done, bind, node, mnt, v1, v2;
 	char sys[128], why[512] = "", st1[256] = "", st2[256] = "";
 	char fsck[1024] = "not run";
@@ -326,7 +291,8 @@ static void t_remove_fsdax(struct kt_dev *dev, const char *spare, bool xfs)
 	snprintf(sys, sizeof(sys), "/sys/block/%s", strrchr(spare, '/') + 1);
 	ret = nd_dev_of(sys, &nd, why, sizeof(why));
 	if (!ret)
-		ret = spare_mkfs(spare, fs.dir, xfs, why, sizeof(why));
+		ret = atk_spare_mount(spare, xfs ? xfsv : ext4, NULL, fs.name,
+				      "dax", why, sizeof(why));
 	if (ret) {
 		dtest_fail(name, "not reached: %s", why);
 		return;

@@ -190,6 +190,38 @@ int kt_make_file(const char *path, size_t size, uint8_t seed)
 	return err;
 }
 
+int kt_write_str(const char *path, const char *s)
+{
+	size_t len = strlen(s);
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	n = write(fd, s, len);
+	close(fd);
+	if (n < 0)
+		return errno;
+	return (size_t)n == len ? 0 : EIO;
+}
+
+int kt_read_str(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return errno;
+	buf[n] = '\0';
+	return 0;
+}
+
 int kt_verify_file(const char *path, off_t off, const void *expect,
 		   size_t len, char *why, size_t whylen)
 {

@@ -97,6 +97,14 @@ int kt_verify_file(const char *path, off_t off, const void *expect,
 int kt_verify_pattern(const char *path, off_t off, size_t len, uint8_t seed,
 		      char *why, size_t whylen);
 
+/*
+ * Writes s to path in one write(2) (a sysfs or /proc/sys file takes one
+ * value per write): 0, errno, or EIO for a short write.
+ */
+int kt_write_str(const char *path, const char *s);
+/* Reads up to len - 1 bytes of path into buf, NUL-terminated; 0 or errno */
+int kt_read_str(const char *path, char *buf, size_t len);
+
 /* st_size of path, or -errno */
 long long kt_file_size(const char *path);
 
