@@ -21,6 +21,7 @@ usage()
 {
 	cat <<USAGE
 usage: $0 --build-dir DIR --out FILE [--kernel-tree DIR] [--cache DIR]
+       $0 --print-lsmod --kernel-tree DIR
   --build-dir DIR    configured and built project (CMAKE_INSTALL_PREFIX
                      /opt/daxlease); installed into the image
   --out FILE         initramfs to write (gzip'd cpio, concatenated)
@@ -28,6 +29,10 @@ usage: $0 --build-dir DIR --out FILE [--kernel-tree DIR] [--cache DIR]
                      without it no modules are added (built-in kernel)
   --cache DIR        cache for the base and module layers (default
                      \$DAXLEASE_VM_CACHE or /var/cache/daxlease/initramfs)
+  --print-lsmod      print the modules the guest loads from the kernel tree
+                     (the list below and their dependencies) in the format
+                     of lsmod, for 'make LSMOD=FILE localmodconfig'
+                     (kernel-headers/build-deb.sh --localmodconfig)
 Environment: DAXLEASE_VM_EXTRA_BINS="path ..." adds host programs (with
 their libraries) to the project layer.
 USAGE
@@ -39,19 +44,23 @@ build=
 out=
 ktree=
 cache=${DAXLEASE_VM_CACHE:-/var/cache/daxlease/initramfs}
+print_lsmod=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build-dir) build=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--kernel-tree) ktree=$2; shift 2 ;;
 	--cache) cache=$2; shift 2 ;;
+	--print-lsmod) print_lsmod=1; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
 done
-[ -n "$build" ] && [ -n "$out" ] || { usage >&2; exit 2; }
-[ -f "$build/CMakeCache.txt" ] || { echo "$0: $build is not a CMake build dir" >&2; exit 1; }
-mkdir -p "$cache"
+if [ "$print_lsmod" = 0 ]; then
+	[ -n "$build" ] && [ -n "$out" ] || { usage >&2; exit 2; }
+else
+	[ -n "$ktree" ] || { usage >&2; exit 2; }
+fi
 export LC_ALL=C
 
 MULTI=/usr/lib/x86_64-linux-gnu
@@ -232,18 +241,26 @@ build_base()
 	mknod -m 666 "$root/dev/null" c 1 3
 }
 
+# module_files KVER: the .ko files of MODLIST and their dependencies
+module_files()
+{
+	local m
+
+	[ -f "$ktree/lib/modules/$1/modules.dep" ] || depmod -b "$ktree" "$1"
+	# -C /dev/null: ndctl's modprobe.d rule hides libnvdimm's deps.
+	for m in $MODLIST; do
+		modprobe -C /dev/null -d "$ktree" -S "$1" --show-depends "$m" \
+			2>/dev/null || true
+	done | awk '/^insmod/ { print $2 }' | sort -u
+}
+
 build_modules()
 {
 	local root=$1 kver=$2 f rel md=lib/modules/$2
 
 	mkroot "$root"
 	mkdir -p "$root/$md"
-	[ -f "$ktree/$md/modules.dep" ] || depmod -b "$ktree" "$kver"
-	# -C /dev/null: ndctl's modprobe.d rule hides libnvdimm's deps.
-	for m in $MODLIST; do
-		modprobe -C /dev/null -d "$ktree" -S "$kver" --show-depends "$m" \
-			2>/dev/null || true
-	done | awk '/^insmod/ { print $2 }' | sort -u | while read -r f; do
+	module_files "$kver" | while read -r f; do
 		rel=${f#"$ktree"/}
 		mkdir -p "$root/$(dirname "$rel")"
 		cp "$f" "$root/$rel"
@@ -282,6 +299,18 @@ build_project()
 		tar xf - -C "$root/opt/daxlease/src"
 }
 
+tree_version() { cat "$ktree/version" 2>/dev/null || ls "$ktree/lib/modules" | head -1; }
+
+if [ "$print_lsmod" = 1 ]; then
+	kver=$(tree_version)
+	echo "Module                  Size  Used by"
+	module_files "$kver" | sed 's,.*/,,; s/\.ko\(\.[gx]z\|\.zst\)\?$//; s/-/_/g' |
+		awk '{ printf "%-24s 0 0\n", $1 }'
+	exit 0
+fi
+
+[ -f "$build/CMakeCache.txt" ] || { echo "$0: $build is not a CMake build dir" >&2; exit 1; }
+mkdir -p "$cache"
 work=$(mktemp -d "${TMPDIR:-/tmp}/daxlease-initramfs.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -298,8 +327,10 @@ fi
 layers=("$base")
 
 if [ -n "$ktree" ]; then
-	kver=$(cat "$ktree/version" 2>/dev/null || ls "$ktree/lib/modules" | head -1)
-	mod_key=$(printf '%s %s %s\n' "$self" "$kver" "$MODLIST" | sha256sum | cut -c1-16)
+	kver=$(tree_version)
+	# the kernel image too: a rebuilt package has the same version
+	kimg=$(sha256sum "$ktree/boot/vmlinuz-$kver" 2>/dev/null | cut -c1-16 || true)
+	mod_key=$(printf '%s %s %s %s\n' "$self" "$kver" "$kimg" "$MODLIST" | sha256sum | cut -c1-16)
 	mods=$cache/modules-$kver-$mod_key.cpio.gz
 	if [ ! -s "$mods" ]; then
 		echo "mkinitramfs: building module layer for $kver" >&2

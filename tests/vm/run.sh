@@ -13,13 +13,16 @@ set -euo pipefail
 usage()
 {
 	cat <<USAGE
-usage: $0 --kernel stock|BZIMAGE --suites A[,B...] [options]
+usage: $0 --kernel stock|BZIMAGE|deb:PACKAGE --suites A[,B...] [options]
   --kernel stock     Debian's linux-image of --line with modules
                      (tests/vm/get-stock-kernel.sh)
   --line 6.1|6.12    kernel line of --kernel stock (default 6.1):
                      linux-image-6.1.0-N-amd64 or 6.12.N+deb12-amd64
   --kernel BZIMAGE   a kernel with everything built in (the patched kernel
                      of kernel-headers/build-kernel.sh); DAXLEASE_KERNEL=patched
+  --kernel deb:PACKAGE  a patched linux-image .deb with modules
+                     (kernel-headers/build-deb.sh with Debian's configuration),
+                     booted as the stock kernel is; DAXLEASE_KERNEL=patched
   --suites A,B       tests/vm/suites/A.sh, B.sh, run in this order
   --build-dir DIR    CMake build dir (default build/vm-build in the tree)
   --out DIR          console.log, results.jsonl, initramfs (default build/vm-out)
@@ -100,6 +103,21 @@ if [ "$kernel" = stock ]; then
 	kimage=$ktree/boot/vmlinuz-$(cat "$ktree/version")
 	kind=stock
 	initrd_args=(--kernel-tree "$ktree")
+elif [ "${kernel#deb:}" != "$kernel" ]; then
+	deb=${kernel#deb:}
+	[ -f "$deb" ] || { echo "$0: no package $deb" >&2; exit 1; }
+	phase "unpacking ${deb##*/}"
+	ktree=$out/kernel-tree
+	rm -rf "$ktree"
+	mkdir -p "$ktree"
+	dpkg-deb -x "$deb" "$ktree"
+	kver=$(ls "$ktree/lib/modules")
+	[ -n "$kver" ] && [ -f "$ktree/boot/vmlinuz-$kver" ] ||
+		{ echo "$0: $deb holds no boot/vmlinuz and modules of one version" >&2; exit 1; }
+	echo "$kver" > "$ktree/version"
+	kimage=$ktree/boot/vmlinuz-$kver
+	kind=patched
+	initrd_args=(--kernel-tree "$ktree")
 else
 	[ -f "$kernel" ] || { echo "$0: no kernel image $kernel" >&2; exit 1; }
 	kimage=$(cd "$(dirname "$kernel")" && pwd)/$(basename "$kernel")
@@ -162,6 +180,7 @@ set -e -o pipefail
 boot_secs=$((SECONDS - t_boot))
 if [ "$keep" = 0 ]; then
 	rm -f "$nvdir"/nvdimm?.img "$nvdir/disk.img" "$out/initramfs.img"
+	[ "${kernel#deb:}" = "$kernel" ] || rm -rf "$out/kernel-tree"
 elif [ "$nvdir" != "$out" ]; then
 	mv "$nvdir"/nvdimm?.img "$nvdir/disk.img" "$out/"
 fi
