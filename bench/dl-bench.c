@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -71,6 +72,7 @@ struct opts {
 	size_t largest;		/* requested largest size */
 	int nmr[4];
 	int nnmr;
+	size_t profile;		/* --profile: registration size to profile */
 };
 
 static struct opts o;
@@ -1189,6 +1191,201 @@ out:
 
 /* ---- setup ---- */
 
+/* ---- --profile: where the kernel spends a registration ---- */
+
+#define TRACING "/sys/kernel/tracing"
+#define PROF_ITER 5
+#define PROF_TOP 30
+
+static int tr_write(const char *file, const char *val, bool append)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), TRACING "/%s", file);
+	fd = open(path, O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC));
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return (int)n;
+}
+
+struct prof_ent {
+	char fn[96];
+	unsigned long hits;
+	double us;
+};
+
+static int prof_cmp(const void *a, const void *b)
+{
+	const struct prof_ent *x = a, *y = b;
+
+	return x->us < y->us ? 1 : x->us > y->us ? -1 : 0;
+}
+
+/*
+ * Merge trace_stat/function<cpu> (lines "fn hits time us avg us s^2 us")
+ * and print the PROF_TOP functions by total time.  With the function
+ * graph tracer the time of a function includes its callees.
+ */
+static int prof_dump(const char *what, size_t len)
+{
+	static struct prof_ent ent[4096];
+	int n = 0, cpu, i;
+
+	for (cpu = 0; cpu < 64; cpu++) {
+		char path[128], line[512];
+		FILE *f;
+
+		snprintf(path, sizeof(path), TRACING "/trace_stat/function%d",
+			 cpu);
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		while (fgets(line, sizeof(line), f)) {
+			char fn[96];
+			unsigned long hits;
+			double us;
+
+			if (sscanf(line, " %95s %lu %lf us", fn, &hits, &us) != 3)
+				continue;
+			for (i = 0; i < n && strcmp(ent[i].fn, fn); i++)
+				;
+			if (i == n) {
+				if (n == (int)(sizeof(ent) / sizeof(ent[0])))
+					continue;
+				snprintf(ent[n].fn, sizeof(ent[n].fn), "%s", fn);
+				ent[n].hits = 0;
+				ent[n].us = 0;
+				n++;
+			}
+			ent[i].hits += hits;
+			ent[i].us += us;
+		}
+		fclose(f);
+	}
+	if (!n)
+		return -1;
+	qsort(ent, (size_t)n, sizeof(ent[0]), prof_cmp);
+	printf("profile: %s of %zu MiB, %d times; function, calls per time, us per time (with callees)\n",
+	       what, len / MIB, PROF_ITER);
+	for (i = 0; i < n && i < PROF_TOP; i++)
+		printf("profile: %-12s %-40s %10.1f %10.1f\n", what, ent[i].fn,
+		       (double)ent[i].hits / PROF_ITER, ent[i].us / PROF_ITER);
+	return 0;
+}
+
+/* the functions a registration may spend its time in */
+static const char *const prof_filter[] = {
+	"*gup*", "*get_user_pages*", "*pin_user_pages*", "unpin_user_*",
+	"follow_*", "try_grab_*", "*dev_pagemap*", "gup_put_folio",
+	"check_and_migrate_movable_*", "collect_longterm_*", "handle_mm_fault",
+	"dax_iomap_*", "*dax_fault*", "ib_umem_*", "sg_alloc_*",
+	"__sg_alloc_*", "rxe_mr_*", "rxe_reg_user_mr", "rxe_dereg_mr",
+	"file_pin*", "uverbs_*mr*", "ib_uverbs_*mr*", "ib_dereg_mr_user",
+	"folio_mark_dirty", "*put_devmap_managed*", "xas_store", "xa_store",
+	"folio_lock", "mmap_read_lock*", "lru_add_drain*",
+};
+
+static bool prof_on(void)
+{
+	return tr_write("function_profile_enabled", "1", false) == 0;
+}
+
+static void prof_off(void)
+{
+	tr_write("function_profile_enabled", "0", false);
+}
+
+static struct ibv_mr *prof_reg(int c, void *p, size_t len)
+{
+	return c == 0 ? reg_dax(bigfile, 0, len) : ibv_reg_mr(pd, p, len, ACCESS);
+}
+
+static void bench_profile(void)
+{
+	static const char *const name[] = { "fsdax", "devdax", "anon" };
+	size_t len = o.profile, mlen = round_2m(len);
+	struct ibv_mr *mr[PROF_ITER];
+	void *buf[3] = { NULL, MAP_FAILED, MAP_FAILED };
+	int fd_dev, c, i, err = 0;
+	size_t k;
+
+	if (access(TRACING "/function_profile_enabled", W_OK) &&
+	    mount("nodev", TRACING, "tracefs", 0, NULL)) {
+		dtest_fail("profile", "mount tracefs on " TRACING ": %s",
+			   strerror(errno));
+		return;
+	}
+	if (access(TRACING "/function_profile_enabled", W_OK)) {
+		dtest_fail("profile", "%s: %s (a kernel without CONFIG_FUNCTION_PROFILER)",
+			   TRACING "/function_profile_enabled", strerror(errno));
+		return;
+	}
+	tr_write("set_ftrace_filter", "", false);
+	for (k = 0; k < sizeof(prof_filter) / sizeof(prof_filter[0]); k++)
+		tr_write("set_ftrace_filter", prof_filter[k], true);
+	fd_dev = open(devdax, O_RDWR | O_CLOEXEC);
+	if (fd_dev >= 0)
+		buf[1] = map_at_2m(fd_dev, 0, mlen, MAP_SHARED);
+	buf[2] = map_at_2m(-1, 0, mlen, MAP_PRIVATE | MAP_ANONYMOUS);
+	if (buf[1] == MAP_FAILED || buf[2] == MAP_FAILED) {
+		dtest_fail("profile", "mapping %s or anonymous memory: %s",
+			   devdax, strerror(errno));
+		goto out;
+	}
+	madvise(buf[2], mlen, MADV_HUGEPAGE);
+	memset(buf[2], 0x5a, mlen);
+	for (c = 0; c < 3; c++) {
+		/* warm-up: faults, capability probe */
+		mr[0] = prof_reg(c, buf[c], len);
+		if (!mr[0] || ibv_dereg_mr(mr[0])) {
+			dtest_fail("profile", "%s: registration: %s", name[c],
+				   strerror(errno));
+			err = 1;
+			continue;
+		}
+		if (!prof_on()) {
+			dtest_fail("profile", "enabling the profiler: %s",
+				   strerror(errno));
+			err = 1;
+			break;
+		}
+		for (i = 0; i < PROF_ITER; i++)
+			mr[i] = prof_reg(c, buf[c], len);
+		prof_off();
+		prof_dump(name[c], len);
+		for (i = 0; i < PROF_ITER; i++)
+			if (!mr[i])
+				err = 1;
+		prof_on();
+		for (i = 0; i < PROF_ITER; i++)
+			if (mr[i] && ibv_dereg_mr(mr[i]))
+				err = 1;
+		prof_off();
+		if (err) {
+			dtest_fail("profile", "%s: a registration or deregistration failed",
+				   name[c]);
+			continue;
+		}
+		prof_dump(c == 0 ? "fsdax-dereg" : c == 1 ? "devdax-dereg" :
+			  "anon-dereg", len);
+	}
+	if (!err)
+		dtest_pass("profile", "%zu MiB: fsdax, devdax, anon profiled", len / MIB);
+out:
+	tr_write("set_ftrace_filter", "", false);
+	if (buf[1] != MAP_FAILED)
+		munmap(buf[1], mlen);
+	if (buf[2] != MAP_FAILED)
+		munmap(buf[2], mlen);
+	if (fd_dev >= 0)
+		close(fd_dev);
+}
+
 static size_t devdax_size(const char *dev)
 {
 	char p[256];
@@ -1209,12 +1406,17 @@ static size_t devdax_size(const char *dev)
 static void usage(const char *prog)
 {
 	printf("usage: %s [--quick] [--runs N] [--data-runs N] [--largest MIB]\n"
+	       "       %s --profile MIB\n"
 	       "  Registration, alignment, live-MR count and data-path benchmarks\n"
 	       "  on $DAXLEASE_EXT4 (fsdax), $DAXLEASE_DEVDAX and $DAXLEASE_RDMA_DEV;\n"
 	       "  JSON records to $DAXLEASE_RESULTS (suite \"bench\").\n"
 	       "  --quick: 3 runs, sizes 4 KiB and 2 MiB, 1 and 10 MRs, 2 data sizes.\n"
 	       "  --largest: largest registration size (default 512, capped by\n"
-	       "  the devdax size and the file system's free space).\n", prog);
+	       "  the devdax size and the file system's free space).\n"
+	       "  --profile: instead, where the kernel spends registrations and\n"
+	       "  deregistrations of MIB of fsdax, devdax and anonymous THP\n"
+	       "  memory (needs the function profiler: the plain test kernel)\n",
+	       prog, prog);
 }
 
 int main(int argc, char **argv)
@@ -1224,6 +1426,7 @@ int main(int argc, char **argv)
 		{ "runs", required_argument, NULL, 'r' },
 		{ "data-runs", required_argument, NULL, 'd' },
 		{ "largest", required_argument, NULL, 'l' },
+		{ "profile", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1235,7 +1438,7 @@ int main(int argc, char **argv)
 	o.runs = 41;
 	o.data_runs = 31;
 	o.largest = 512 * MIB;
-	while ((c = getopt_long(argc, argv, "qr:d:l:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qr:d:l:p:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'q':
 			o.quick = true;
@@ -1248,6 +1451,13 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			o.largest = strtoull(optarg, NULL, 0) * MIB;
+			break;
+		case 'p':
+			o.profile = strtoull(optarg, NULL, 0) * MIB;
+			if (!o.profile || o.profile > 1024 * MIB) {
+				usage(argv[0]);
+				return 2;
+			}
 			break;
 		case 'h':
 			usage(argv[0]);
@@ -1338,11 +1548,19 @@ int main(int argc, char **argv)
 	       bigfile, bigsize / MIB, devdax, ddsz / MIB, o.runs, o.data_runs,
 	       o.quick ? ", quick" : "");
 
+	if (o.profile) {
+		if (o.profile > bigsize || (ddsz && o.profile > ddsz))
+			dtest_fail("profile", "--profile %zu MiB: more than the file (%zu MiB) or %s",
+				   o.profile / MIB, bigsize / MIB, devdax);
+		else
+			bench_profile();
+		goto done;
+	}
 	bench_registration();
 	bench_alignment();
 	bench_nmr();
 	bench_data();
-
+done:
 	unlink(bigfile);
 	if (peer)
 		rpma_peer_delete(&peer);

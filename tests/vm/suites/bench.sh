@@ -31,6 +31,9 @@ bash "$(dirname "$0")/program-suite.sh" bench dl-bench 1500 \
 	"${args[@]}" "$@" || rc=$?
 # unmodified programs (bench_apps.sh): fewer rounds in the quick set
 rounds=7
-case " ${args[*]} " in *" --quick "*) rounds=1 ;; esac
+case " ${args[*]} " in
+*" --quick "*) rounds=1 ;;
+*" --profile "*) exit $rc ;;	# a profile, not the benchmark
+esac
 bash "$(dirname "$0")/bench_apps.sh" "$rounds" || rc=1
 exit $rc
