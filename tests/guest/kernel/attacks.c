@@ -3453,6 +3453,8 @@ static void t_spare_xfs(void)
 		t_i10_pmd_punch(&fs, PMD_SIZE);
 	if (want("i13_pmd"))
 		atk_drop_range_pmd(&dev, &fs, PMD_SIZE);
+	if (want("i17"))
+		atk_pmd_batch(&dev, &fs, PMD_SIZE);
 	/* a kernel that swaps pinned extents is left unstable: last */
 	if (want("i5_swapext"))
 		i5_op_cases(&fs, OP_SWAPEXT, "target", "tmp", true);
@@ -3753,6 +3755,10 @@ int main(int argc, char **argv)
 			atk_drop_range_pmd(&dev, fs, 0);
 		if (want("i13_drop") || want("i13_pmd"))
 			fsck_check(fs, "i13", true);
+		if (!strcmp(fs->name, "ext4") && want("i17")) {
+			atk_pmd_batch(&dev, fs, 0);
+			fsck_check(fs, "i17", true);
+		}
 		if (want("i6")) {
 			t_i6(fs);
 			fsck_check(fs, "i6", true);
@@ -3760,13 +3766,15 @@ int main(int argc, char **argv)
 	}
 	if (want("i11"))
 		t_i11_devdax();
+	if (want("i17"))
+		atk_pmd_batch_devdax(&dev, kt_env.devdax);
 	if (want("i4_tmpfs"))
 		t_i4_tmpfs();
 	/* the spare NVDIMM; ext4's extent moves last */
 	if (want("i4_ext2"))
 		t_spare_ext2();
 	if (want("i10_pmd") || want("i13_pmd") || want("i5_reflink") ||
-	    want("i5_swapext") ||
+	    want("i5_swapext") || want("i17") ||
 	    want("i5_exchange_range"))
 		t_spare_xfs();
 	if (want("i10_rt"))

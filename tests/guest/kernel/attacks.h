@@ -85,6 +85,14 @@ int atk_nd_write_main(int argc, char **argv);
 /* attacks_pnfs.c: pNFS block layouts of pinned or leased xfs files */
 void atk_pnfs(struct kt_dev *dev, const struct kt_fs *fs);
 
+/*
+ * attacks_batch.c: registrations pinned a PMD at a time: partial first and
+ * last PMD, PMDs split while pinned, FS-DAX and device DAX
+ */
+void atk_pmd_batch(struct kt_dev *dev, const struct kt_fs *fs,
+		   unsigned int extsize);
+void atk_pmd_batch_devdax(struct kt_dev *dev, const char *devdax);
+
 /* attacks_scale.c: thousands of MRs on one file */
 void atk_pins_scale(struct kt_dev *dev, const struct kt_fs *fs);
 
