@@ -642,16 +642,20 @@ static void sample_case(struct regset *t, int c, size_t len, void *anon,
  * run's ratio.  Only when both cases have a sample for every run (the
  * series are still in run order here; emit() sorts them).
  */
-static void pair_ratio(struct regset *rs, int c, int base, size_t len)
+/* each run's registration (dereg: deregistration) of c over base's */
+static void pair_ratio_of(struct regset *rs, int c, int base, size_t len,
+			  bool dereg)
 {
-	struct series *x = &rs->reg[c][P_TOTAL], *a = &rs->reg[base][P_TOTAL];
+	struct series *x = dereg ? &rs->dereg[c] : &rs->reg[c][P_TOTAL];
+	struct series *a = dereg ? &rs->dereg[base] : &rs->reg[base][P_TOTAL];
 	char phase[64];
 	struct series q;
 	int r;
 
 	if (x->n != o.runs || a->n != o.runs || x->err[0] || a->err[0])
 		return;
-	snprintf(phase, sizeof(phase), "vs_%s", cname[base]);
+	snprintf(phase, sizeof(phase), "%svs_%s", dereg ? "dereg_" : "",
+		 cname[base]);
 	s_init(&q, o.runs);
 	for (r = 0; r < o.runs; r++)
 		s_add(&q, x->v[r] / a->v[r]);
@@ -659,6 +663,11 @@ static void pair_ratio(struct regset *rs, int c, int base, size_t len)
 			    .phase = phase, .unit = "ratio",
 			    .size = len }, &q, o.runs);
 	s_free(&q);
+}
+
+static void pair_ratio(struct regset *rs, int c, int base, size_t len)
+{
+	pair_ratio_of(rs, c, base, len, false);
 }
 
 static void bench_registration(void)
@@ -710,6 +719,10 @@ static void bench_registration(void)
 		pair_ratio(&rs, C_DAX_FSDAX, C_BASE_A, len);
 		pair_ratio(&rs, C_RAW_FSDAX, C_BASE_A, len);
 		pair_ratio(&rs, C_DAX_FSDAX, C_RAW_FSDAX, len);
+		/* pmem pinned as fast as DRAM: anonymous (THP) memory */
+		pair_ratio(&rs, C_DAX_FSDAX, C_BASE_B, len);
+		pair_ratio(&rs, C_BASE_A, C_BASE_B, len);
+		pair_ratio_of(&rs, C_DAX_FSDAX, C_DAX_DEVDAX, len, true);
 		for (c = 0; c < C_NUM; c++) {
 			const char *why = rs.reg[c][P_TOTAL].err;
 

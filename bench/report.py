@@ -151,6 +151,28 @@ def targets(doc):
                        s, 1.02)
         elif s == 4096:
             reg_target("reg_library_vs_by_hand_4KiB", s, 1.15)
+    # pmem pinned as fast as DRAM: FS-DAX (the library) and device DAX
+    # (upstream's ibv_reg_mr) over anonymous memory (THP: GUP-fast takes a
+    # PMD at a time), and FS-DAX deregistration over device DAX's, both
+    # through the library; 64 MiB and the largest size
+    big = [s for s in sizes if s >= 64 * MIB]
+    for s in big[:1] + big[-1:] if len(big) > 1 else big:
+        h = hsize(s).replace(' ', '')
+        for case, name in (("daxlease_fsdax", f"reg_fsdax_vs_anon_{h}"),
+                           ("baseline_a_devdax", f"reg_devdax_vs_anon_{h}")):
+            x = med(find(doc, group="reg", case=case, phase="total", size=s))
+            b = med(find(doc, group="reg", case="baseline_b_anon",
+                         phase="total", size=s))
+            add(name, pair_or_ratio(case, "baseline_b_anon", s), 2.0, "<=",
+                f"median registration {case} {x} us, anonymous {b} us")
+        x = med(find(doc, group="dereg", case="daxlease_fsdax", size=s))
+        b = med(find(doc, group="dereg", case="daxlease_devdax", size=s))
+        pr = med(find(doc, group="pair", case="daxlease_fsdax",
+                      phase="dereg_vs_daxlease_devdax",
+                      size=s))
+        add(f"dereg_fsdax_vs_devdax_{h}", pr if pr is not None else ratio(x, b),
+            2.0, "<=",
+            f"median deregistration daxlease_fsdax {x} us, daxlease_devdax {b} us")
     for op in ("write", "read"):
         dram = med(find(doc, group="data", case="dram", op=op, size=65536))
         for c in ("fsdax", "devdax"):
