@@ -34,7 +34,7 @@ RESULTS = ("pass", "fail", "skip")
 # The suites that assert the patched kernel's semantics: there, a test
 # that cannot run is a failure, whatever the allow-list says.
 NO_SKIP = {"patched": {"kernel", "leasepath", "faults", "attacks", "demo",
-                       "python", "programs"}}
+                       "python", "programs", "remote-server"}}
 # The harness's own suite: its records come first, whatever ran after.
 SETUP = "setup"
 # Suites without a manifest, and why.  Skips and failures count as

@@ -87,7 +87,7 @@ VG_FILES="memcheck-amd64-linux vgpreload_core-amd64-linux.so
 VG_LDSO=/lib64/ld-linux-x86-64.so.2
 MODLIST="crc32_generic crc32c_generic libnvdimm nfit nd_pmem nd_btt dax_pmem
  device_dax ext4 xfs ib_core ib_uverbs rdma_rxe rdma_ucm rdma_cm ib_umad
- dummy loop"
+ dummy loop virtio_pci virtio_net"
 
 # copy_elf ROOT FILE: the file and every library ldd names for it
 copy_elf()
@@ -288,7 +288,7 @@ build_project()
 	mkdir -p "$root/opt/daxlease/vm/suites" "$root/opt/daxlease/src"
 	cp "$here/init" "$root/init"
 	chmod 755 "$root/init"
-	cp "$here/lib.sh" "$here/setup-guest.sh" "$root/opt/daxlease/vm/"
+	cp "$here/lib.sh" "$here/remote-lib.sh" "$here/setup-guest.sh" "$root/opt/daxlease/vm/"
 	cp "$here"/suites/*.sh "$root/opt/daxlease/vm/suites/" 2>/dev/null || true
 	chmod 755 "$root/opt/daxlease/vm/"*.sh "$root/opt/daxlease/vm/suites/"* \
 		2>/dev/null || true

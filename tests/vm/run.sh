@@ -32,6 +32,14 @@ usage: $0 --kernel stock|BZIMAGE|deb:PACKAGE --suites A[,B...] [options]
                      daxlease.attacks_only=i3,i10_pmd runs those attack
                      groups only: dl-attacks-test --only)
   --no-build         use --build-dir as it is
+  --build-only       build and install into --build-dir, boot nothing
+  --smp N            guest CPUs (default 2)
+  --link LPORT:RPORT:MAC
+                     a virtio NIC whose frames travel as UDP datagrams
+                     between 127.0.0.1:LPORT (this guest) and
+                     127.0.0.1:RPORT (the peer guest's QEMU), with MAC
+                     address MAC (tests/vm/run-pair.sh); without it the
+                     guest has no NIC
   --keep             keep the NVDIMM images and the initramfs in OUT
 Environment: DAXLEASE_VM_CMAKE_ARGS (extra cmake -D options, e.g.
 -DCMAKE_BUILD_TYPE=RelWithDebInfo), DAXLEASE_STOCK_CACHE, DAXLEASE_VM_CACHE,
@@ -54,6 +62,8 @@ suite_tmo=
 append=
 do_build=1
 keep=0
+smp=2
+link=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift 2 ;;
@@ -65,13 +75,25 @@ while [ $# -gt 0 ]; do
 	--suite-timeout) suite_tmo=$2; shift 2 ;;
 	--append) append=$2; shift 2 ;;
 	--no-build) do_build=0; shift ;;
+	--build-only) do_build=2; shift ;;
 	--keep) keep=1; shift ;;
+	--smp) smp=$2; shift 2 ;;
+	--link) link=$2; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "$0: unknown argument $1" >&2; usage >&2; exit 2 ;;
 	esac
 done
-[ -n "$kernel" ] && [ -n "$suites" ] || { usage >&2; exit 2; }
+[ -n "$kernel" ] && [ -n "$suites" ] || [ "$do_build" = 2 ] || { usage >&2; exit 2; }
 [[ "$tmo" =~ ^[0-9]+$ ]] || { echo "$0: --timeout needs seconds" >&2; exit 2; }
+[[ "$smp" =~ ^[1-9][0-9]*$ ]] || { echo "$0: --smp needs a CPU count" >&2; exit 2; }
+net_args=(-nic none)
+if [ -n "$link" ]; then
+	[[ "$link" =~ ^([0-9]+):([0-9]+):([0-9a-f]{2}(:[0-9a-f]{2}){5})$ ]] ||
+		{ echo "$0: --link needs LPORT:RPORT:MAC, e.g. 20001:20002:52:54:00:da:00:01" >&2; exit 2; }
+	# shellcheck disable=SC2054 # commas are qemu option syntax
+	net_args=(-netdev "dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=${BASH_REMATCH[1]},remote.type=inet,remote.host=127.0.0.1,remote.port=${BASH_REMATCH[2]}"
+		  -device "virtio-net-pci,netdev=n0,mac=${BASH_REMATCH[3]}")
+fi
 [ -n "$suite_tmo" ] || suite_tmo=$((tmo > 120 ? tmo - 60 : tmo))
 for s in ${suites//,/ }; do
 	[ -f "$here/suites/$s.sh" ] || echo "$0: warning: no tests/vm/suites/$s.sh (the run will fail)" >&2
@@ -83,7 +105,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 rm -f "$out/results.jsonl" "$out/console.log"
 
-if [ "$do_build" = 1 ]; then
+if [ "$do_build" != 0 ]; then
 	phase "building $top in $build"
 	# shellcheck disable=SC2086
 	cmake -S "$top" -B "$build" -DENABLE_WERROR=ON \
@@ -95,6 +117,7 @@ if [ "$do_build" = 1 ]; then
 		echo "run.sh: build failed (log: $out/build.log)" >&2
 		exit 1
 	}
+	[ "$do_build" = 2 ] && { phase "built"; exit 0; }
 fi
 
 if [ "$kernel" = stock ]; then
@@ -165,8 +188,8 @@ nv_args+=(-drive "file=$disk,if=none,id=disk0,format=raw,cache=unsafe"
 cmdline="console=ttyS0 panic=-1 loglevel=4 daxlease.kernel=$kind"
 cmdline+=" daxlease.suites=$suites daxlease.suite_timeout=$suite_tmo $append"
 # shellcheck disable=SC2054 # commas are qemu option syntax
-qemu=(qemu-system-x86_64 -machine pc,nvdimm=on,accel=tcg -cpu max -smp 2
-      -m 2G,slots=4,maxmem=8G -nographic -no-reboot -nic none
+qemu=(qemu-system-x86_64 -machine pc,nvdimm=on,accel=tcg -cpu max -smp "$smp"
+      -m 2G,slots=4,maxmem=8G -nographic -no-reboot "${net_args[@]}"
       -serial stdio -serial "file:$out/results.jsonl" -monitor none
       -kernel "$kimage" -initrd "$out/initramfs.img" -append "$cmdline"
       "${nv_args[@]}")

@@ -63,7 +63,7 @@ load_modules()
 	# crc32_generic before rdma_rxe, or rxe fails "failed to init crc32"
 	for m in crc32_generic crc32c_generic libnvdimm nfit nd_pmem dax_pmem \
 		 device_dax ext4 xfs ib_core ib_uverbs rdma_rxe rdma_ucm dummy \
-		 loop; do
+		 loop virtio_pci virtio_net; do
 		modprobe "$m" || failed="$failed $m"
 	done
 	[ -z "$failed" ] || { echo "modprobe failed:$failed"; return 1; }
@@ -148,8 +148,36 @@ mount_xfs()
 	grep " $xfs_mnt xfs .*dax" /proc/mounts
 }
 
+# The NIC of a two-guest run: the first interface with a device behind it.
+nic_name()
+{
+	local d
+
+	for d in /sys/class/net/*; do
+		[ -e "$d/device" ] && { echo "${d##*/}"; return 0; }
+	done
+	return 1
+}
+
+# rxe0 over a dummy netdev (one guest, loopback), or over the NIC with
+# daxlease.ip (two guests, tests/vm/run-pair.sh).
 setup_rxe()
 {
+	local nic _
+
+	if [ -n "${DAXLEASE_IP:-}" ]; then
+		for _ in $(seq 50); do
+			nic=$(nic_name) && break
+			sleep 0.1
+		done
+		[ -n "$nic" ] || { echo "daxlease.ip=$DAXLEASE_IP but no NIC"; ls /sys/class/net; return 1; }
+		ip link set "$nic" up &&
+		ip addr add "$DAXLEASE_IP" dev "$nic" &&
+		rdma link add rxe0 type rxe netdev "$nic" &&
+		rdma link show &&
+		ip -br addr show "$nic"
+		return
+	fi
 	ip link add dum0 type dummy &&
 	ip link set dum0 up &&
 	rdma link add rxe0 type rxe netdev dum0 &&
@@ -157,16 +185,19 @@ setup_rxe()
 }
 
 # The first RoCE v2 GID with an address (the IPv6 link-local one of dum0
-# appears once the address is configured).
+# appears once the address is configured); with daxlease.ip the one of
+# that IPv4 address, which the peer can reach.
 find_gid()
 {
-	local p=/sys/class/infiniband/rxe0/ports/1 t g _
+	local p=/sys/class/infiniband/rxe0/ports/1 t g _ want=
 
+	[ -n "${DAXLEASE_IP:-}" ] && want=0000:0000:0000:0000:0000:ffff:
 	for _ in $(seq 100); do
 		for t in "$p"/gid_attrs/types/*; do
 			[ "$(cat "$t" 2>/dev/null)" = "RoCE v2" ] || continue
 			g=$(cat "$p/gids/${t##*/}" 2>/dev/null)
 			[ -n "$g" ] && [ "$g" != "0000:0000:0000:0000:0000:0000:0000:0000" ] || continue
+			[ "${g#"$want"}" != "$g" ] || continue
 			gid_index=${t##*/}
 			echo "RoCE v2 GID index $gid_index: $g"
 			return 0
@@ -205,6 +236,9 @@ export DAXLEASE_DEVDAX='$devdax'
 export DAXLEASE_SPARE_DEV='$spare_dev'
 export DAXLEASE_RDMA_DEV=rxe0
 export DAXLEASE_GID_INDEX='${gid_index:-0}'
+export DAXLEASE_ROLE='${DAXLEASE_ROLE:-}'
+export DAXLEASE_IP='${DAXLEASE_IP:-}'
+export DAXLEASE_PEER='${DAXLEASE_PEER:-}'
 export DAXLEASE_PREFIX=/opt/daxlease
 export DAXLEASE_SRC=/opt/daxlease/src
 export PATH='/opt/daxlease/bin:/opt/daxlease/libexec/daxlease/tests:/usr/sbin:/usr/bin:/sbin:/bin'

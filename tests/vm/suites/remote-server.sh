@@ -1,0 +1,141 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The server of a two-guest run (tests/vm/run-pair.sh), on the patched
+# kernel: serves the cases of remote-lib.sh one after the other to the
+# client guest, across the link.  For the example server: it must
+# register with the lease path (FS-DAX) or as device DAX, verify the
+# client's data set after persisting it, acknowledge and deregister; the
+# file system is then unmounted and mounted again and the data set
+# checked once more from the file.  For perftest: its server under
+# `daxlease run` must take the lease path and both ends must finish.
+set -euo pipefail
+
+usage()
+{
+	cat <<USAGE
+usage: $0
+  Runs inside the server guest of tests/vm/run-pair.sh (suite
+  remote-server), with DAXLEASE_IP, DAXLEASE_PEER, DAXLEASE_EXT4(_DEV),
+  DAXLEASE_XFS(_DEV), DAXLEASE_DEVDAX; REMOTE_WAIT (default 600) bounds
+  each case's wait for the client.
+USAGE
+}
+case "${1:-}" in -h|--help) usage; exit 0 ;; "") ;; *) usage >&2; exit 2 ;; esac
+
+# shellcheck disable=SC1091
+. "$(dirname "$0")/../lib.sh"
+# shellcheck disable=SC1091
+. "$(dirname "$0")/../remote-lib.sh"
+
+wait_s=${REMOTE_WAIT:-600}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+me=$(remote_my_ip)
+
+# target NAME: the file or device of a case
+target()
+{
+	case "$1" in
+	ext4) echo "$DAXLEASE_EXT4/remote.dat" ;;
+	xfs) echo "$DAXLEASE_XFS/remote.dat" ;;
+	devdax) echo "$DAXLEASE_DEVDAX" ;;
+	esac
+}
+
+# remount MOUNTPOINT DEV FSTYPE OPTS
+remount()
+{
+	umount "$1" && mount -t "$3" -o "$4" "$2" "$1"
+}
+
+# example NAME PORT SEED
+example()
+{
+	local name=$1 port=$2 seed=$3 f log=$tmp/$1.log rc=0 want why='' out opt=-r
+
+	f=$(target "$name")
+	# FS-DAX: the lease is released once registered, the pins alone
+	# hold the blocks
+	case "$name" in
+	devdax) want="kind devdax"; opt= ;;
+	*) want="kind fsdax, strategy lease-pin" ;;
+	esac
+	echo "  \$ daxlease_rdma_server -f $f -s $REMOTE_MR -b $me -p $port $opt"
+	# shellcheck disable=SC2086 # $opt: one option or none
+	timeout "$wait_s" daxlease_rdma_server -f "$f" -s "$REMOTE_MR" \
+		-b "$me" -p "$port" $opt > "$log" 2>&1 || rc=$?
+	sed 's/^/  server| /' "$log"
+	if [ "$rc" != 0 ]; then
+		why="server exit $rc (124: no client within ${wait_s}s)"
+	elif ! grep -q "$want" "$log"; then
+		why="the registration is not '$want': $(grep registered "$log" || true)"
+	elif ! grep -q "verified $REMOTE_DATA bytes: pattern of seed $seed" "$log"; then
+		why="the server did not verify the client's $REMOTE_DATA bytes of seed $seed"
+	elif ! grep -q "^daxlease_rdma_server: deregistered" "$log"; then
+		why="no deregistration"
+	fi
+	if [ -z "$why" ]; then
+		result "serve_$name" pass "the stock client's $REMOTE_DATA bytes of seed $seed arrived over the link in $f ($want), persisted, checked, acknowledged; deregistered"
+	else
+		result "serve_$name" fail "$why"
+		return 0
+	fi
+	# the data set outlives the process and a remount (FS-DAX)
+	why=
+	case "$name" in
+	ext4) remount "$DAXLEASE_EXT4" "$DAXLEASE_EXT4_DEV" ext4 dax || why="remount of $DAXLEASE_EXT4 failed" ;;
+	xfs) remount "$DAXLEASE_XFS" "$DAXLEASE_XFS_DEV" xfs dax=always || why="remount of $DAXLEASE_XFS failed" ;;
+	esac
+	if [ -z "$why" ] && out=$(timeout 60 daxlease_rdma_server -f "$f" \
+		-s "$REMOTE_DATA" -V "$seed" 2>&1); then
+		result "reread_$name" pass "$([ "$name" = devdax ] && echo "read back from $f" || echo "after a remount"): ${out##*: }"
+	else
+		result "reread_$name" fail "${why:-$out}"
+	fi
+	[ "$name" = devdax ] || rm -f "$f"
+}
+
+# perftest PORT: ib_write_bw's server, unmodified, under daxlease run
+perftest()
+{
+	local port=$1 f=$DAXLEASE_EXT4/perftest.dat log=$tmp/pt.log rc=0 why=
+
+	head -c $((4 << 20)) /dev/zero > "$f"
+	sync
+	echo "  \$ daxlease run -- ib_write_bw $(remote_pt_args) $port --mmap=$f"
+	# shellcheck disable=SC2046
+	(cd "$tmp" && exec timeout "$wait_s" daxlease run --debug -- \
+		ib_write_bw $(remote_pt_args) "$port" --mmap="$f") \
+		> "$log" 2>&1 || rc=$?
+	sed 's/^/  server| /' "$log" | tail -n 25
+	if [ "$rc" != 0 ]; then
+		why="ib_write_bw server exit $rc: $(tail -n 3 "$log" | tr '\n' ' ')"
+	elif ! grep -q "registered with the layout lease" "$log"; then
+		why="its MR did not take the lease path: $(grep daxlease "$log" | head -n 3 | tr '\n' ' ' || true)"
+	elif ! truncate -s 0 "$f"; then
+		why="truncate of $f after the server exited failed"
+	fi
+	if [ -z "$why" ]; then
+		result serve_perftest pass "ib_write_bw's server under daxlease run on ext4-dax (lease path), the stock client wrote into it over the link; $(grep -E '^ *65536' "$log" | head -n 1 | tr -s ' ')"
+	else
+		result serve_perftest fail "$why"
+	fi
+	rm -f "$f"
+}
+
+suite_begin remote-server
+if [ "${DAXLEASE_ROLE:-}" != server ] || [ -z "$me" ]; then
+	result role fail "not the server of a two-guest run (daxlease.role=${DAXLEASE_ROLE:-}, daxlease.ip=${DAXLEASE_IP:-}): use tests/vm/run-pair.sh"
+	suite_end
+	exit 1
+fi
+result role pass "server $me on $(uname -r), rxe0 over $(rdma link show | awk '/rxe0/ { print $NF }'), peer ${DAXLEASE_PEER:-?}"
+while read -r name port seed; do
+	echo "---- case $name, port $port"
+	case "$name" in
+	perftest) perftest "$port" ;;
+	*) example "$name" "$port" "$seed" ;;
+	esac
+done < <(remote_cases)
+suite_end
