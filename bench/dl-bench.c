@@ -1353,6 +1353,8 @@ static void bench_profile(void)
 	madvise(buf[2], mlen, MADV_HUGEPAGE);
 	memset(buf[2], 0x5a, mlen);
 	for (c = 0; c < 3; c++) {
+		int cerr = 0;
+
 		/* warm-up: faults, capability probe */
 		mr[0] = prof_reg(c, buf[c], len);
 		if (!mr[0] || ibv_dereg_mr(mr[0])) {
@@ -1373,15 +1375,16 @@ static void bench_profile(void)
 		prof_dump(name[c], len);
 		for (i = 0; i < PROF_ITER; i++)
 			if (!mr[i])
-				err = 1;
+				cerr = 1;
 		prof_on();
 		for (i = 0; i < PROF_ITER; i++)
 			if (mr[i] && ibv_dereg_mr(mr[i]))
-				err = 1;
+				cerr = 1;
 		prof_off();
-		if (err) {
+		if (cerr) {
 			dtest_fail("profile", "%s: a registration or deregistration failed",
 				   name[c]);
+			err = 1;
 			continue;
 		}
 		prof_dump(c == 0 ? "fsdax-dereg" : c == 1 ? "devdax-dereg" :

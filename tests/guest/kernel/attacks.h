@@ -20,6 +20,8 @@
 #define ATK_LAYOUT_EXCL (F_LAYOUT | F_EXCLUSIVE)
 #define ATK_PAGE 4096UL
 #define ATK_PMD_SIZE (2 * KT_MIB)
+/* How long a layout change may take, in seconds, before it counts as waiting */
+#define ATK_WAIT_BOUND 3
 /* where the spare NVDIMM's file systems are mounted */
 #define ATK_SPARE_DIR "/mnt/spare"
 

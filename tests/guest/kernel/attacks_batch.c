@@ -30,9 +30,6 @@
 #include "attacks.h"
 #include "dtest.h"
 
-/* How long a truncate may take before it counts as waiting */
-#define WAIT_BOUND 3
-
 /* [1 MiB, 5 MiB + 4 KiB): a partial first PMD, a whole one, a partial last */
 #define B_OFF KT_MIB
 #define B_LEN (4 * KT_MIB + ATK_PAGE)
@@ -153,7 +150,7 @@ static void t_batch_fsdax(struct kt_dev *dev, const struct kt_fs *fs,
 	munmap(res, KT_FILE_SIZE + ATK_PMD_SIZE);
 	res = MAP_FAILED;
 	trunc = ret ? -1 : kt_child_op_within(path, KT_OP_TRUNCATE, 0,
-					      WAIT_BOUND);
+					      ATK_WAIT_BOUND);
 	/* the writes' source buffers were pinned and unpinned meanwhile */
 	net = ret ? 0 : (s2.released - s1.released) -
 			(s2.acquired - s1.acquired);

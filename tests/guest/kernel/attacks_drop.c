@@ -30,8 +30,6 @@
 #include "attacks.h"
 #include "dtest.h"
 
-/* How long a layout change may take before it counts as waiting */
-#define WAIT_BOUND 3
 
 /*
  * A pipe holding a reference to the page at addr, taken by vmsplice: a
@@ -185,9 +183,9 @@ static void t_shift_spliced(const struct kt_fs *fs, int mode)
 			   kt_res_name(ret));
 		goto out;
 	}
-	ret = kt_child(atk_falloc_fn, &op, WAIT_BOUND);
+	ret = kt_child(atk_falloc_fn, &op, ATK_WAIT_BOUND);
 	want = is_xfs(fs) ? KT_HANG : 0;
-	trunc = kt_child_op_within(path, KT_OP_TRUNCATE, 0, WAIT_BOUND);
+	trunc = kt_child_op_within(path, KT_OP_TRUNCATE, 0, ATK_WAIT_BOUND);
 	d = drain_page(pfd, 0, 0x32, pipe_state, sizeof(pipe_state));
 	dtest_check(name, ret == want && trunc == KT_HANG && !d,
 		    "%s of 4 KiB at 4 KiB by another process while a pipe holds page 0 (vmsplice): %s (want %s); truncate to 0 afterwards: %s (want it to wait for the pipe); the pipe then read %s",
@@ -278,7 +276,7 @@ static void t_punch_next_to_spliced(struct kt_dev *dev, const struct kt_fs *fs,
 		if (two != MAP_FAILED)
 			munmap(two, 2 * ATK_PAGE);
 		two = MAP_FAILED;
-		trunc = kt_child_op_within(path, KT_OP_TRUNCATE, 0, WAIT_BOUND);
+		trunc = kt_child_op_within(path, KT_OP_TRUNCATE, 0, ATK_WAIT_BOUND);
 		d = drain_page(pfd, held, 0x33, pipe_state, sizeof(pipe_state));
 	}
 	snprintf(state, sizeof(state), "%s", kt_res_name(ret));
