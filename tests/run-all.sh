@@ -7,7 +7,8 @@
 # suites on the stock kernel (rxe + emulated NVDIMMs in QEMU TCG), builds
 # the patched kernel, compiles the series with Debian's configuration,
 # runs the kernel-semantics, lease-path, fault, attack, demo and Python
-# suites on the patched kernel and the benchmark schema check (bench
+# suites on the patched kernel, two guests (patched server, stock client)
+# across a virtual Ethernet, and the benchmark schema check (bench
 # --quick); then builds the packages and the consumer test and runs the
 # reliability tooling.
 #
@@ -75,6 +76,13 @@ line_vm_patched() {
 	bash "$top/tests/vm/run.sh" --kernel "$kernel" --timeout 3600 \
 		--suites "$patched_suites" --out "$out/vm-patched-$1"
 }
+# two guests across a virtual Ethernet: the patched kernel serves FS-DAX
+# and device DAX, the stock kernel of the line is the client
+line_vm_pair() {
+	bash "$top/tests/vm/run-pair.sh" --line "$1" \
+		--server-kernel "$(bash "$top/kernel-headers/build-kernel.sh" --line "$1" --print-path)" \
+		--out "$out/vm-pair-$1"
+}
 # reduced benchmark set on the debug kernel: checks the output schema and
 # the sanity of each figure, not the targets (bench/run without --quick)
 line_bench()    {
@@ -83,7 +91,7 @@ line_bench()    {
 		--out "$out/bench-quick-$1"
 }
 for l in 61:6.1 612:6.12; do
-	for f in vm_stock kernel kernel_debcfg vm_patched bench; do
+	for f in vm_stock kernel kernel_debcfg vm_patched vm_pair bench; do
 		eval "step_${f}_${l%%:*}() { line_$f ${l#*:}; }"
 	done
 done
@@ -92,7 +100,7 @@ step_reliability() { bash "$top/tests/reliability/run.sh"; }
 
 STEPS="deps build unit uapi vm_stock_61 vm_stock_612 kernel_61 kernel_612
        kernel_debcfg_61 kernel_debcfg_612 vm_patched_61 vm_patched_612
-       packages reliability bench_61 bench_612"
+       vm_pair_61 vm_pair_612 packages reliability bench_61 bench_612"
 
 if [ "$only" = LIST ]; then
 	echo $STEPS
@@ -108,7 +116,7 @@ for s in $STEPS; do
 	fi
 	# a child shell, so that errexit holds inside the step
 	export -f "step_$s" line_vm_stock line_kernel line_kernel_debcfg \
-		line_vm_patched line_bench
+		line_vm_patched line_vm_pair line_bench
 	export stock_suites patched_suites
 	steps_run "$s" "$out/$s.log" bash -euo pipefail -c "step_$s" || true
 done

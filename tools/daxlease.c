@@ -65,6 +65,8 @@ static void usage(FILE *f)
 		"  reg     register a file range on a device and hold the MR\n"
 		"  run     run an unmodified RDMA program so that its ibv_reg_mr()\n"
 		"          of FS-DAX mappings takes the layout lease\n"
+		"  serve   serve a pmem file to RDMA clients: they write, the\n"
+		"          server makes it durable on request and acknowledges\n"
 		"\n"
 		"'%s COMMAND --help' describes each command.  Exit status: 0 on\n"
 		"success, the errno value of the failure otherwise, %d for a\n"
@@ -80,6 +82,9 @@ static const struct {
 	{ "pins", dt_cmd_pins },
 	{ "reg", dt_cmd_reg },
 	{ "run", dt_cmd_run },
+#ifdef DAXLEASE_HAVE_RDMACM
+	{ "serve", dt_cmd_serve },
+#endif
 };
 
 int main(int argc, char **argv)

@@ -74,6 +74,7 @@ int dt_cmd_probe(int argc, char **argv);
 int dt_cmd_pins(int argc, char **argv);
 int dt_cmd_reg(int argc, char **argv);
 int dt_cmd_run(int argc, char **argv);
+int dt_cmd_serve(int argc, char **argv);
 
 /* "daxlease: <cmd>: <message>" on stderr */
 void dt_error(const char *cmd, const char *fmt, ...)

@@ -95,9 +95,13 @@ bool dl_lease_supported(int *err)
  * ib_uverbs_device_cap_flags in rdma/ib_user_ioctl_verbs.h, absent from
  * rdma-core 44's copy): the kernel copies it to device_cap_flags_ex.
  * rdma-core 44 posts ATOMIC WRITE (ibv_wr_atomic_write) but names no
- * device flag for it.  FLUSH (bits 38, 39) it cannot post: not reported.
+ * device flag for it.  FLUSH targets (bits 38, 39) are reported; whether
+ * this build can post FLUSH is a property of the libibverbs it was built
+ * against (DL_HAVE_IBV_FLUSH, from CMake).
  */
 #define DL_DEVICE_ATOMIC_WRITE (1ULL << 40)
+#define DL_DEVICE_FLUSH_GLOBAL (1ULL << 38)
+#define DL_DEVICE_FLUSH_PERSISTENT (1ULL << 39)
 
 /* No method id >= UVERBS_API_METHOD_KEY_NUM_CORE (22) can exist. */
 #define DL_IMPOSSIBLE_METHOD 0x0fff
@@ -192,8 +196,15 @@ void dl_caps_probe(struct ibv_context *context, struct ibv_dax_caps *caps,
 			caps->cap_flags |= IBV_DAX_CAP_ODP;
 		if (dattr.device_cap_flags_ex & DL_DEVICE_ATOMIC_WRITE)
 			caps->cap_flags |= IBV_DAX_CAP_ATOMIC_WRITE;
+		if ((dattr.device_cap_flags_ex &
+		     (DL_DEVICE_FLUSH_GLOBAL | DL_DEVICE_FLUSH_PERSISTENT)) ==
+		    (DL_DEVICE_FLUSH_GLOBAL | DL_DEVICE_FLUSH_PERSISTENT))
+			caps->cap_flags |= IBV_DAX_CAP_FLUSH;
 	}
 
+#ifdef DL_HAVE_IBV_FLUSH
+	caps->cap_flags |= IBV_DAX_CAP_FLUSH_POST;
+#endif
 	caps->strategy_devdax = IBV_DAX_MR_STRATEGY_PLAIN;
 	dl_strategy_choose(IBV_DAX_FILE_PAGECACHE, 0, DL_PIN_WRITE, caps,
 			   &caps->strategy_pagecache, NULL, 0);

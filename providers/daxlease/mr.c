@@ -75,6 +75,11 @@ static int reg_plain(struct dl_mr *m, struct ibv_pd *pd, uint64_t iova,
 			return dl_err(err,
 				      "kernel refuses a long-term pin of FS-DAX %s (stock kernel): boot a kernel built with the daxlease series (" DL_KERNEL_REMEDY ")",
 				      m->src.path);
+		if (err == EINVAL && (access & IBV_DAX_ACCESS_FLUSH_PERSISTENT))
+			return dl_err(err,
+				      "ibv_reg_mr of %s (%s) failed: %s: with IBV_DAX_ACCESS_FLUSH_PERSISTENT the kernel takes only persistent memory (an FS-DAX file or device DAX on an NVDIMM)",
+				      m->src.path, dl_kind_name(m->src.kind),
+				      strerror(err));
 		return dl_err(err, "ibv_reg_mr of %s (%s) failed: %s",
 			      m->src.path, dl_kind_name(m->src.kind),
 			      strerror(err));
@@ -218,6 +223,14 @@ DL_EXPORT struct ibv_mr *ibv_reg_dax_mr(struct ibv_pd *pd,
 	if (!m->ctx)
 		goto err_unmap;
 
+	if ((m->req.access & (IBV_DAX_ACCESS_FLUSH_GLOBAL |
+			      IBV_DAX_ACCESS_FLUSH_PERSISTENT)) &&
+	    !(m->ctx->caps.cap_flags & IBV_DAX_CAP_FLUSH)) {
+		dl_err(EOPNOTSUPP,
+		       "%s: IBV_DAX_ACCESS_FLUSH_* in access, but %s takes no RDMA FLUSH (the device lacks it, or the kernel predates Linux 6.2): see IBV_DAX_CAP_FLUSH of ibv_dax_query_caps()",
+		       m->src.path, ibv_get_device_name(pd->context->device));
+		goto err_unmap;
+	}
 	ret = dl_strategy_choose(m->src.kind, m->req.flags, pin_of(m),
 				 &m->ctx->caps, &m->strategy, msg,
 				 sizeof(msg));

@@ -16,7 +16,8 @@
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                   \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |                  \
 	 IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED |                         \
-	 IBV_ACCESS_HUGETLB | IBV_ACCESS_RELAXED_ORDERING)
+	 IBV_ACCESS_HUGETLB | IBV_ACCESS_RELAXED_ORDERING |                   \
+	 IBV_DAX_ACCESS_FLUSH_GLOBAL | IBV_DAX_ACCESS_FLUSH_PERSISTENT)
 /* Access bits that need a writable file and mapping */
 #define DL_ACCESS_WRITE                                                       \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                   \

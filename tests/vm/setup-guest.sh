@@ -80,9 +80,56 @@ make_namespace() # NAMESPACE MODE
 		head -1
 }
 
+# daxlease.nvdimm=reuse (tests/vm/run.sh --nvdimm-dir): the images hold
+# what an earlier boot left, info blocks included: the kernel brings the
+# namespaces up as they were (pmem0, pmem1, dax2.0, pmem3) and nothing
+# is reconfigured or formatted.
+reuse_nvdimm()
+{
+	local _
+
+	for _ in $(seq 100); do
+		[ -b /dev/pmem0 ] && [ -b /dev/pmem1 ] && [ -c /dev/dax2.0 ] &&
+			[ -b /dev/pmem3 ] && break
+		sleep 0.1
+	done
+	ext4_dev=/dev/pmem0
+	xfs_dev=/dev/pmem1
+	devdax=/dev/dax2.0
+	spare_dev=/dev/pmem3
+	echo "reused: ext4 on $ext4_dev, xfs on $xfs_dev, devdax $devdax, spare $spare_dev"
+	ndctl list -N | grep -E '"(dev|mode|blockdev|chardev)"' | tr -d ' \n'; echo
+	[ -b "$ext4_dev" ] && [ -b "$xfs_dev" ] && [ -c "$devdax" ] &&
+		[ -b "$spare_dev" ]
+}
+
+# remount_checked DEV MNT TYPE DAXOPT CHECK...: mount (the journal or log
+# replays), unmount, check read-only (must be clean), mount with DAX
+remount_checked()
+{
+	local dev=$1 mnt=$2 type=$3 opt=$4
+
+	shift 4
+	if ! { mkdir -p "$mnt" && mount -t "$type" "$dev" "$mnt" &&
+	       umount "$mnt"; }; then
+		echo "mounting $dev (replay) failed"
+		return 1
+	fi
+	if ! "$@" > "/run/fsck.$type" 2>&1; then
+		echo "$* found problems:"
+		tail -n 20 "/run/fsck.$type"
+		return 1
+	fi
+	echo "$type on $dev: replayed, $* clean"
+	mount -t "$type" -o "$opt" "$dev" "$mnt" &&
+	grep " $mnt $type .*dax" /proc/mounts
+}
+
 setup_nvdimm()
 {
 	local n _ ns
+
+	[ "${DAXLEASE_NVDIMM:-}" = reuse ] && { reuse_nvdimm; return; }
 
 	for _ in $(seq 50); do
 		n=$(ls -d /sys/bus/nd/devices/namespace*.0 2>/dev/null | wc -l)
@@ -115,6 +162,7 @@ setup_spare()
 {
 	local ns _
 
+	[ "${DAXLEASE_NVDIMM:-}" = reuse ] && { [ -b "$spare_dev" ]; return; }
 	ns=$(ls -d /sys/bus/nd/devices/namespace*.0 2>/dev/null | sort -V |
 	     sed -n '4s,.*/,,p')
 	[ -n "$ns" ] || { echo "no fourth NVDIMM namespace"; return 1; }
@@ -134,6 +182,8 @@ setup_spare()
 # of 64 MiB 13x slower).
 mount_ext4()
 {
+	[ "${DAXLEASE_NVDIMM:-}" = reuse ] &&
+		{ remount_checked "$ext4_dev" "$ext4_mnt" ext4 dax e2fsck -fn "$ext4_dev"; return; }
 	mkfs.ext4 -q -F -b 4096 -E stride=512,stripe_width=512 "$ext4_dev" &&
 	mkdir -p "$ext4_mnt" &&
 	mount -t ext4 -o dax "$ext4_dev" "$ext4_mnt" &&
@@ -142,6 +192,8 @@ mount_ext4()
 
 mount_xfs()
 {
+	[ "${DAXLEASE_NVDIMM:-}" = reuse ] &&
+		{ remount_checked "$xfs_dev" "$xfs_mnt" xfs dax=always xfs_repair -n "$xfs_dev"; return; }
 	mkfs.xfs -q -f -m reflink=0 "$xfs_dev" &&
 	mkdir -p "$xfs_mnt" &&
 	mount -t xfs -o dax=always "$xfs_dev" "$xfs_mnt" &&
@@ -197,7 +249,7 @@ find_gid()
 			[ "$(cat "$t" 2>/dev/null)" = "RoCE v2" ] || continue
 			g=$(cat "$p/gids/${t##*/}" 2>/dev/null)
 			[ -n "$g" ] && [ "$g" != "0000:0000:0000:0000:0000:0000:0000:0000" ] || continue
-			[ "${g#"$want"}" != "$g" ] || continue
+			[ -z "$want" ] || [ "${g#"$want"}" != "$g" ] || continue
 			gid_index=${t##*/}
 			echo "RoCE v2 GID index $gid_index: $g"
 			return 0
@@ -239,6 +291,8 @@ export DAXLEASE_GID_INDEX='${gid_index:-0}'
 export DAXLEASE_ROLE='${DAXLEASE_ROLE:-}'
 export DAXLEASE_IP='${DAXLEASE_IP:-}'
 export DAXLEASE_PEER='${DAXLEASE_PEER:-}'
+export DAXLEASE_NVDIMM='${DAXLEASE_NVDIMM:-}'
+export DAXLEASE_CRASH='${DAXLEASE_CRASH:-}'
 export DAXLEASE_PREFIX=/opt/daxlease
 export DAXLEASE_SRC=/opt/daxlease/src
 export PATH='/opt/daxlease/bin:/opt/daxlease/libexec/daxlease/tests:/usr/sbin:/usr/bin:/sbin:/bin'

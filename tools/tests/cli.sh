@@ -162,6 +162,21 @@ has run-not-found-msg "$tmp/err" "no-such-program"
 # the program's own options are its own
 DAXLEASE_PRELOAD=$tmp/preload.so run run-program-options 0 run sh -c 'test "$1" = --debug' sh --debug
 
+# serve: the command line (the protocol runs in the test VM's two guests)
+if "$tool" --help | grep -q "^  serve "; then
+	run serve-help 0 serve --help
+	has serve-help-text "$tmp/out" "ibv_dax_mr_persist"
+	run serve-no-path 64 serve
+	run serve-two-paths 64 serve a b
+	run serve-create-no-length 64 serve "$tmp/new" --create
+	run serve-clients-zero 64 serve "$tmp/real" --clients 0
+	run serve-credits-too-many 64 serve "$tmp/real" --credits 65
+	run serve-bad-idle 64 serve "$tmp/real" --idle-timeout x
+	run serve-bad-option 64 serve "$tmp/real" --no-such-option
+else
+	bad serve "the tool was built without the serve command (librdmacm)"
+fi
+
 echo "$passed passed, $failed failed"
 # no check executed is a failure too
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

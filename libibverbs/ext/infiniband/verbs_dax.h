@@ -136,6 +136,30 @@ enum ibv_dax_cap_flags {
 	IBV_DAX_CAP_PAGECACHE_WRITE_PIN = 1 << 3,
 	/* device: RDMA ATOMIC WRITE (ibv_wr_atomic_write) */
 	IBV_DAX_CAP_ATOMIC_WRITE = 1 << 4,
+	/*
+	 * device and kernel (Linux 6.2+): RDMA FLUSH targets, MRs with
+	 * IBV_DAX_ACCESS_FLUSH_GLOBAL and IBV_DAX_ACCESS_FLUSH_PERSISTENT
+	 */
+	IBV_DAX_CAP_FLUSH = 1 << 5,
+	/*
+	 * the libibverbs this library was built against can post RDMA
+	 * FLUSH (ibv_wr_flush, rdma-core 45+); with IBV_DAX_CAP_FLUSH a
+	 * peer of this build can flush remotely, without it a protocol
+	 * must ask the target to persist (ibv_dax_mr_persist) instead
+	 */
+	IBV_DAX_CAP_FLUSH_POST = 1 << 6,
+};
+
+/*
+ * RDMA FLUSH access bits for ibv_dax_mr_init_attr.access: the values of
+ * rdma-core 45's IBV_ACCESS_FLUSH_GLOBAL and IBV_ACCESS_FLUSH_PERSISTENT,
+ * usable with an older libibverbs.  A peer may then FLUSH the MR for
+ * global visibility, or for persistence: the kernel refuses
+ * FLUSH_PERSISTENT unless every page of the MR is persistent memory.
+ */
+enum ibv_dax_access_flags {
+	IBV_DAX_ACCESS_FLUSH_GLOBAL = 1 << 8,
+	IBV_DAX_ACCESS_FLUSH_PERSISTENT = 1 << 9,
 };
 
 /* Capabilities found by probing a context; see ibv_dax_query_caps() */

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <infiniband/verbs_dax.h>
@@ -679,6 +680,105 @@ static void t_addr_other(void)
 		close(fd);
 }
 
+static bool kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+/*
+ * flush_reg NAME PATH ACCESS WANT: register PATH with ACCESS; WANT 0: it
+ * must succeed, else fail with errno WANT (EOPNOTSUPP: the library's
+ * refusal, which names FLUSH).
+ */
+static void flush_reg(const char *name, const char *path, unsigned int access,
+		      int want, const char *what)
+{
+	struct ibv_mr *mr = reg_access(path, 0, KT_PIN_LEN, 0, access);
+	int err = mr ? 0 : errno;
+
+	if (mr)
+		ibv_dereg_dax_mr(mr);
+	if (want == EOPNOTSUPP && err == want &&
+	    !strstr(ibv_dax_errmsg(), "FLUSH")) {
+		dtest_fail(name, "%s: EOPNOTSUPP, but the reason does not name FLUSH: %s",
+			   what, ibv_dax_errmsg());
+		return;
+	}
+	dtest_check(name, err == want, "%s: %s (want %s)%s%s", what,
+		    err ? strerror(err) : "registered",
+		    want ? strerror(want) : "registered", err ? ": " : "",
+		    err ? why : "");
+}
+
+/*
+ * IBTA RDMA FLUSH (Linux 6.2+): the kernel takes FLUSH access bits on an
+ * FS-DAX MR, and on page cache FLUSH_GLOBAL but not FLUSH_PERSISTENT: the
+ * refusal shows that the kernel looked at the pages (rxe: persistent
+ * memory only).  Before 6.2 the library refuses the bits itself.
+ */
+static void t_flush(const struct kt_fs *fs)
+{
+	const unsigned int both = IBV_DAX_ACCESS_FLUSH_GLOBAL |
+				  IBV_DAX_ACCESS_FLUSH_PERSISTENT;
+	bool has = kernel_at_least(6, 2);
+	const char *path = kt_path(fs, "lpflush");
+	char shm[] = "/dev/shm/dl-lpflush-XXXXXX";
+	struct ibv_dax_caps caps;
+	bool post = false;
+	int fd, ret;
+
+#ifdef DL_HAVE_IBV_FLUSH
+	post = true;
+#endif
+	if (fs == &kt_env.fs[0]) {
+		memset(&caps, 0, sizeof(caps));
+		ret = ibv_dax_query_caps(dev.ctx, &caps, sizeof(caps));
+		dtest_check("lp_flush_caps",
+			    !ret && !!(caps.cap_flags & IBV_DAX_CAP_FLUSH) == has &&
+				    !!(caps.cap_flags & IBV_DAX_CAP_FLUSH_POST) == post,
+			    "cap_flags 0x%llx: FLUSH %d (want %d: Linux %s 6.2), FLUSH_POST %d (want %d: this build's libibverbs %s ibv_wr_flush)",
+			    (unsigned long long)caps.cap_flags,
+			    !!(caps.cap_flags & IBV_DAX_CAP_FLUSH), has,
+			    has ? ">=" : "<",
+			    !!(caps.cap_flags & IBV_DAX_CAP_FLUSH_POST), post,
+			    post ? "has" : "has no");
+	}
+	ret = kt_make_file(path, KT_FILE_SIZE, 0x5f);
+	if (ret) {
+		dtest_fail(kt_name("lp_flush_fsdax", fs), "creating %s: %s", path,
+			   strerror(ret));
+	} else {
+		flush_reg(kt_name("lp_flush_fsdax", fs), path, KT_ACCESS | both,
+			  has ? 0 : EOPNOTSUPP,
+			  "FS-DAX file with FLUSH_GLOBAL | FLUSH_PERSISTENT");
+		unlink(path);
+	}
+	if (fs != &kt_env.fs[0])
+		return;
+	fd = mkstemp(shm);
+	if (fd < 0 || ftruncate(fd, KT_FILE_SIZE)) {
+		dtest_fail("lp_flush_pagecache", "tmpfs file %s: %s", shm,
+			   strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	flush_reg("lp_flush_pagecache_persistent", shm,
+		  KT_ACCESS | IBV_DAX_ACCESS_FLUSH_PERSISTENT,
+		  has ? EINVAL : EOPNOTSUPP,
+		  "tmpfs file (DRAM) with FLUSH_PERSISTENT");
+	flush_reg("lp_flush_pagecache_global", shm,
+		  KT_ACCESS | IBV_DAX_ACCESS_FLUSH_GLOBAL,
+		  has ? 0 : EOPNOTSUPP, "tmpfs file (DRAM) with FLUSH_GLOBAL");
+	unlink(shm);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t mark;
@@ -700,5 +800,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < kt_env.nfs; i++)
 		t_addr_fs(&kt_env.fs[i]);
 	t_addr_other();
+	for (i = 0; i < kt_env.nfs; i++)
+		t_flush(&kt_env.fs[i]);
 	return kt_suite_end(&dev, "lp_dmesg_clean", mark);
 }

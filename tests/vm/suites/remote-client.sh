@@ -86,6 +86,135 @@ perftest()
 	fi
 }
 
+# acked LOG: the last "acked SEQ" of a put's output, or -1
+acked() { sed -n 's/^acked \([0-9]*\)$/\1/p' "$1" | tail -n 1 | grep . || echo -1; }
+
+# wait_acked LOG PID: until LOG has an ack or PID has ended (60 s)
+wait_acked()
+{
+	local i
+
+	for ((i = 0; i < 600; i++)); do
+		grep -q "^acked " "$1" && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# serve_case PORT: the clients of the server's daxlease serve
+serve_case()
+{
+	local port=$1 rec=$REMOTE_REC i rc p why log n b
+	local -a pids
+	local c=(daxlease-remote-client -a "$peer" -p "$port" -t 30000)
+
+	# one client: waits for the server to serve (-R)
+	log=$tmp/s1.log
+	echo "  \$ ${c[*]} -R $wait_s put --id 1 --count 200 --size $rec --base 0 -q"
+	rc=0
+	"${c[@]}" -R "$wait_s" put --id 1 --count 200 --size "$rec" --base 0 -q \
+		> "$log" 2>&1 || rc=$?
+	sed 's/^/  client| /' "$log"
+	if [ "$rc" = 0 ] && [ "$(acked "$log")" = 199 ]; then
+		result put_one pass "200 records of $rec bytes, each written and acknowledged durable: $(grep '^put:' "$log")"
+	else
+		result put_one fail "exit $rc, last acked $(acked "$log"), want 199"
+	fi
+
+	# four at once, four records a PERSIST
+	pids=()
+	for i in 2 3 4 5; do
+		"${c[@]}" put --id "$i" --count 100 --size "$rec" \
+			--base $((i << 22)) --batch 4 -q > "$tmp/s$i.log" 2>&1 &
+		pids+=($!)
+	done
+	why=
+	for i in 2 3 4 5; do
+		rc=0
+		wait "${pids[$((i - 2))]}" || rc=$?
+		sed 's/^/  client '"$i"'| /' "$tmp/s$i.log"
+		[ "$rc" = 0 ] && [ "$(acked "$tmp/s$i.log")" = 99 ] ||
+			why="${why:+$why; }client $i exit $rc, last acked $(acked "$tmp/s$i.log")"
+	done
+	if [ -z "$why" ]; then
+		result put_four pass "4 clients at once, 100 records each, all acknowledged"
+	else
+		result put_four fail "$why"
+	fi
+
+	# killed mid-transfer
+	log=$tmp/s6.log
+	"${c[@]}" put --id 6 --count 2000 --size "$rec" --base $((24 << 20)) \
+		> "$log" 2>&1 &
+	p=$!
+	why=
+	if wait_acked "$log" "$p"; then
+		sleep 0.5
+		kill -KILL "$p" 2>/dev/null || why="it ended before the kill"
+	else
+		why="no ack before the kill"
+	fi
+	rc=0
+	wait "$p" || rc=$?
+	[ -z "$why" ] && [ "$rc" != 137 ] && why="exit $rc, want 137 (SIGKILL)"
+	if [ -z "$why" ]; then
+		result killed_client pass "client 6 SIGKILLed after record $(acked "$log") was acknowledged"
+	else
+		result killed_client fail "$why"
+	fi
+
+	# silent: stopped until the server's idle timeout drops it
+	log=$tmp/s7.log
+	# (a short bound: once resumed it waits for a queue pair that is gone)
+	"${c[@]}" -t 8000 put --id 7 --count 2000 --size "$rec" --base $((32 << 20)) \
+		> "$log" 2>&1 &
+	p=$!
+	why=
+	if wait_acked "$log" "$p" && kill -STOP "$p" 2>/dev/null; then
+		n=$(acked "$log")
+		sleep $((REMOTE_SERVE_IDLE + 10))
+		kill -CONT "$p"
+	else
+		why="no ack before the stop"
+	fi
+	rc=0
+	wait "$p" || rc=$?
+	sed 's/^/  client 7| /' "$log" | tail -n 4
+	[ -z "$why" ] && [ "$rc" = 0 ] && why="it finished: the server did not drop it"
+	if [ -z "$why" ]; then
+		result silent_client pass "client 7 stopped after record $n for $((REMOTE_SERVE_IDLE + 10)) s; the server dropped it, it failed on resuming (exit $rc): $(grep -v '^acked' "$log" | tail -n 1)"
+	else
+		result silent_client fail "$why"
+	fi
+
+	# every acknowledged record of clients 1-5 is there (RDMA READ)
+	why=
+	for i in 1 2 3 4 5; do
+		n=200 b=0
+		[ "$i" = 1 ] || { n=100; b=$((i << 22)); }
+		"${c[@]}" check --id "$i" --count "$n" --size "$rec" --base "$b" \
+			> "$tmp/c$i.log" 2>&1 ||
+			why="${why:+$why; }client $i: $(tail -n 1 "$tmp/c$i.log")"
+	done
+	if [ -z "$why" ]; then
+		result read_back pass "the 600 records of clients 1-5 read back intact over RDMA READ"
+	else
+		result read_back fail "$why"
+	fi
+
+	# the server still serves
+	log=$tmp/s8.log
+	rc=0
+	"${c[@]}" put --id 8 --count 10 --size "$rec" --base $((48 << 20)) \
+		> "$log" 2>&1 || rc=$?
+	if [ "$rc" = 0 ] && [ "$(acked "$log")" = 9 ]; then
+		result put_after pass "a client after the killed and the silent ones is served"
+	else
+		result put_after fail "exit $rc: $(tail -n 2 "$log" | tr '\n' ' ')"
+	fi
+}
+
 suite_begin remote-client
 if [ "${DAXLEASE_ROLE:-}" != client ] || [ -z "$peer" ]; then
 	result role fail "not the client of a two-guest run (daxlease.role=${DAXLEASE_ROLE:-}, daxlease.peer=$peer): use tests/vm/run-pair.sh"
@@ -99,11 +228,13 @@ why=
 case "$(uname -r)" in *daxlease*) why="the kernel is $(uname -r)" ;; esac
 [ -e /proc/self/file_pins ] && why="${why:+$why; }/proc/self/file_pins exists (the series' kernel)"
 # (no ldd in the image: the dynamic loader lists what it would load)
-libs=$(/lib64/ld-linux-x86-64.so.2 --list "$(command -v daxlease_rdma_client)" 2>&1 || true)
-echo "$libs" | grep -qi daxlease && why="${why:+$why; }daxlease_rdma_client loads $(echo "$libs" | grep -i daxlease | awk '{ print $1 }' | tr '\n' ' ')"
-echo "$libs" | grep -q librdmacm || why="${why:+$why; }daxlease_rdma_client does not link librdmacm: $libs"
+for prog in daxlease_rdma_client daxlease-remote-client; do
+	libs=$(/lib64/ld-linux-x86-64.so.2 --list "$(command -v "$prog")" 2>&1 || true)
+	echo "$libs" | grep -qi daxlease && why="${why:+$why; }$prog loads $(echo "$libs" | grep -i daxlease | awk '{ print $1 }' | tr '\n' ' ')"
+	echo "$libs" | grep -q librdmacm || why="${why:+$why; }$prog does not link librdmacm: $libs"
+done
 if [ -z "$why" ]; then
-	result stock_client pass "stock kernel $(uname -r), no file_pins; daxlease_rdma_client links $(echo "$libs" | awk '/=>/ { print $1 }' | grep -E 'ibverbs|rdmacm' | tr '\n' ' ')"
+	result stock_client pass "stock kernel $(uname -r), no file_pins; daxlease_rdma_client and daxlease-remote-client link $(echo "$libs" | awk '/=>/ { print $1 }' | grep -E 'ibverbs|rdmacm' | tr '\n' ' ')"
 else
 	result stock_client fail "$why"
 fi
@@ -111,6 +242,7 @@ while read -r name port seed; do
 	echo "---- case $name, port $port"
 	case "$name" in
 	perftest) perftest "$port" ;;
+	serve) serve_case "$port" ;;
 	*) example "$name" "$port" "$seed" ;;
 	esac
 done < <(remote_cases)

@@ -124,6 +124,96 @@ perftest()
 	rm -f "$f"
 }
 
+# serve PORT: daxlease serve on an ext4-dax file for the serve case of
+# the client suite; while it serves, its pins hold the file
+serve()
+{
+	local port=$1 f=$DAXLEASE_EXT4/serve.dat log=$tmp/serve.log rc=0 pid
+	local why='' i out gone flush=() rel
+
+	# RDMA FLUSH targets: Linux 6.2 and later (rxe); before, --flush is
+	# refused with the reason
+	rel=$(uname -r)
+	if [ "$(printf '%s\n6.2\n' "${rel%%-*}" | sort -V | head -n 1)" = 6.2 ]; then
+		flush=(--flush)
+	else
+		rc=0
+		out=$(timeout 60 daxlease serve "$f.flush" -l 8M -c --flush \
+			-b "$me" -p $((port + 100)) 2>&1) || rc=$?
+		if [ "$rc" = 95 ] && echo "$out" | grep -q FLUSH && [ ! -e "$f.flush" ]; then
+			result serve_flush pass "Linux $rel has no RDMA FLUSH: daxlease serve --flush refused (EOPNOTSUPP), nothing left behind: $out"
+		else
+			result serve_flush fail "daxlease serve --flush on Linux $rel: exit $rc (want 95), file left: $([ -e "$f.flush" ] && echo yes || echo no): $out"
+		fi
+		rm -f "$f.flush"
+		rc=0
+	fi
+	echo "  \$ daxlease serve $f -l 64M -c -r ${flush[*]} -b $me -p $port --idle-timeout $REMOTE_SERVE_IDLE --exit-after $REMOTE_SERVE_CONNS"
+	daxlease serve "$f" -l 64M -c -r "${flush[@]}" -b "$me" -p "$port" \
+		--idle-timeout "$REMOTE_SERVE_IDLE" \
+		--exit-after "$REMOTE_SERVE_CONNS" > "$log" 2>&1 &
+	pid=$!
+	for ((i = 0; i < 1200; i++)); do
+		grep -q "client .* connected" "$log" && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.5
+	done
+	if ! grep -q "serving $f .*kind fsdax, strategy lease-pin, lease released" "$log"; then
+		why="not serving $f with the lease path: $(head -n 3 "$log" | tr '\n' ' ')"
+	elif ! grep -qF "$f" "/proc/$pid/file_pins" 2>/dev/null; then
+		why="/proc/$pid/file_pins does not list $f"
+	elif out=$(truncate -s 1M "$f" 2>&1); then
+		why="a truncate of the served file succeeded"
+	elif ! echo "$out" | grep -q "Text file busy"; then
+		why="a truncate of the served file failed otherwise: $out"
+	fi
+	if [ ${#flush[@]} != 0 ]; then
+		if grep -q "serving $f .*RDMA FLUSH target yes" "$log"; then
+			result serve_flush pass "Linux $rel: the served FS-DAX region is registered with FLUSH_GLOBAL | FLUSH_PERSISTENT (the kernel took them: rxe refuses FLUSH_PERSISTENT on memory that is not pmem)"
+		else
+			result serve_flush fail "daxlease serve --flush on Linux $rel: $(head -n 3 "$log" | tr '\n' ' ')"
+		fi
+	fi
+	if [ -z "$why" ]; then
+		result serve_pinned pass "while a client is connected: /proc/$pid/file_pins lists $f, a truncate fails: ${out##*: }"
+	else
+		result serve_pinned fail "$why"
+	fi
+	for ((i = 0; i < wait_s * 2; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.5
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid"
+		sleep 5
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	wait "$pid" || rc=$?
+	sed 's/^/  server| /' "$log"
+	gone=$(grep -c "^daxlease serve: client .* gone:" "$log" || true)
+	why=
+	if [ "$rc" != 0 ]; then
+		why="daxlease serve exit $rc (not done within ${wait_s}s?)"
+	elif [ "$gone" != "$REMOTE_SERVE_CONNS" ]; then
+		why="$gone clients came and went, want $REMOTE_SERVE_CONNS"
+	elif ! grep -q "disconnecting: idle timeout" "$log"; then
+		why="the stopped client was not dropped by the idle timeout"
+	elif ! grep -q "^daxlease serve: deregistered" "$log"; then
+		why="no deregistration"
+	fi
+	if [ -z "$why" ]; then
+		result serve_clients pass "$gone clients served one after another and at once; the killed one and the silent one (idle timeout) dropped without disturbing the others; exit 0, deregistered"
+	else
+		result serve_clients fail "$why"
+	fi
+	if out=$(truncate -s 0 "$f" 2>&1); then
+		result serve_released pass "after the server exited the truncate succeeds"
+	else
+		result serve_released fail "truncate after the server exited: $out"
+	fi
+	rm -f "$f"
+}
+
 suite_begin remote-server
 if [ "${DAXLEASE_ROLE:-}" != server ] || [ -z "$me" ]; then
 	result role fail "not the server of a two-guest run (daxlease.role=${DAXLEASE_ROLE:-}, daxlease.ip=${DAXLEASE_IP:-}): use tests/vm/run-pair.sh"
@@ -135,6 +225,7 @@ while read -r name port seed; do
 	echo "---- case $name, port $port"
 	case "$name" in
 	perftest) perftest "$port" ;;
+	serve) serve "$port" ;;
 	*) example "$name" "$port" "$seed" ;;
 	esac
 done < <(remote_cases)

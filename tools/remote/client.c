@@ -1,0 +1,653 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * daxlease-remote-client: the client side of `daxlease serve` (the protocol
+ * of dlr_proto.h).  It links verbs and the RDMA CM only: a client host
+ * needs nothing of daxlease.
+ *
+ *   put    RDMA-WRITE records and have them made durable, printing
+ *          "acked SEQ" once the server acknowledged every record up to SEQ
+ *   check  RDMA-READ records back and check that they are intact
+ *   lat    latency of a durable write: WRITE + PERSIST + ACK
+ *
+ * Every wait is bounded (--timeout): a server that vanishes ends the
+ * client with an error, never a hang.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+
+#include "remote/dlr_proto.h"
+
+#define PROG "daxlease-remote-client"
+#define NRECV 72		/* > the server's most credits, plus REGION */
+#define NSEND 8
+#define MAX_IO (1UL << 20)	/* bytes of one WRITE or READ */
+
+struct opts {
+	const char *addr;
+	const char *port;
+	const char *cmd;
+	unsigned int timeout_ms;
+	unsigned int retry_s;
+	uint32_t client;
+	uint64_t count;
+	uint64_t size;
+	uint64_t base;
+	uint64_t start;
+	uint64_t batch;
+	uint64_t slots;		/* 0: no wrap */
+	uint64_t iters;
+	bool quiet;
+};
+
+struct conn {
+	struct rdma_cm_id *id;
+	struct dlr_msg recv[NRECV];
+	struct dlr_msg send[NSEND];
+	struct ibv_mr *msg_mr;
+	struct ibv_mr *data_mr;
+	char *data;
+	size_t data_len;
+	uint64_t raddr;
+	uint64_t rlen;
+	uint32_t rkey;
+	uint32_t credits;
+	uint32_t flags;
+	unsigned int next_send;
+	unsigned int timeout_ms;
+};
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " -a ADDR [-p PORT] [-t MS] [-R SEC] COMMAND [options]\n"
+		"  put   --id C --count N --size B [--base OFF] [--start SEQ] [--batch K]\n"
+		"        [--slots W]\n"
+		"        write records START..START+N-1 of client C, record SEQ at\n"
+		"        BASE + (SEQ mod W) * B of the served region (W: no wrap by\n"
+		"        default); K records a PERSIST; prints \"acked SEQ\" when the\n"
+		"        server acknowledged them durable\n"
+		"  check --id C --count N --size B [--base OFF] [--start SEQ] [--slots W]\n"
+		"        read the same records back; exit 0 only if all are intact\n"
+		"  lat   --size B [--iters N] [--base OFF]\n"
+		"        WRITE B bytes, PERSIST, wait for the ACK, N times (default\n"
+		"        1000); prints min, median, p99 and max in microseconds\n"
+		"  -a ADDR        server address\n"
+		"  -p PORT        port (default " DLR_DEFAULT_PORT ")\n"
+		"  -t MS          bound of every wait (default 10000)\n"
+		"  -R SEC         keep trying to connect for SEC seconds (default 0)\n"
+		"  -q             put: print only the last acked\n");
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *s == '-')
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "id", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "size", required_argument, NULL, 's' },
+		{ "base", required_argument, NULL, 'b' },
+		{ "start", required_argument, NULL, 'S' },
+		{ "batch", required_argument, NULL, 'k' },
+		{ "slots", required_argument, NULL, 'w' },
+		{ "iters", required_argument, NULL, 'N' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	uint64_t v;
+	int c;
+
+	o->port = DLR_DEFAULT_PORT;
+	o->timeout_ms = 10000;
+	o->batch = 1;
+	o->iters = 1000;
+	/* options before and after the command */
+	while ((c = getopt_long(argc, argv, "+a:p:t:R:qh", lo, NULL)) != -1 ||
+	       (optind < argc && !o->cmd)) {
+		if (c == -1) {
+			o->cmd = argv[optind++];
+			continue;
+		}
+		switch (c) {
+		case 'a': o->addr = optarg; break;
+		case 'p': o->port = optarg; break;
+		case 'q': o->quiet = true; break;
+		case 't':
+			if (parse_u64(optarg, &v) || !v || v > 3600000)
+				goto bad;
+			o->timeout_ms = v;
+			break;
+		case 'R':
+			if (parse_u64(optarg, &v) || v > 86400)
+				goto bad;
+			o->retry_s = v;
+			break;
+		case 'i':
+			if (parse_u64(optarg, &v) || v > UINT32_MAX)
+				goto bad;
+			o->client = v;
+			break;
+		case 'n': if (parse_u64(optarg, &o->count)) goto bad; break;
+		case 's': if (parse_u64(optarg, &o->size)) goto bad; break;
+		case 'b': if (parse_u64(optarg, &o->base)) goto bad; break;
+		case 'S': if (parse_u64(optarg, &o->start)) goto bad; break;
+		case 'k': if (parse_u64(optarg, &o->batch) || !o->batch) goto bad; break;
+		case 'w': if (parse_u64(optarg, &o->slots) || !o->slots) goto bad; break;
+		case 'N': if (parse_u64(optarg, &o->iters) || !o->iters) goto bad; break;
+		case 'h': usage(stdout); exit(0);
+		default: goto usage;
+		}
+	}
+	if (optind != argc || !o->addr || !o->cmd)
+		goto usage;
+	if (strcmp(o->cmd, "put") && strcmp(o->cmd, "check") &&
+	    strcmp(o->cmd, "lat")) {
+		fprintf(stderr, PROG ": unknown command '%s'\n", o->cmd);
+		goto usage;
+	}
+	if (!strcmp(o->cmd, "lat")) {
+		if (!o->size || o->size > MAX_IO) {
+			fprintf(stderr, PROG ": lat: --size 1..%lu\n", MAX_IO);
+			return 2;
+		}
+		return 0;
+	}
+	if (o->slots && o->count > o->slots) {
+		fprintf(stderr, PROG ": %s: --count at most --slots, or records overwrite each other\n",
+			o->cmd);
+		return 2;
+	}
+	if (o->size < 64 || o->size % 8 || o->size > MAX_IO || !o->count ||
+	    o->count > (1ULL << 40) || o->batch > MAX_IO / 64 ||
+	    o->batch * o->size > MAX_IO) {
+		fprintf(stderr, PROG ": %s: --size a multiple of 8 in 64..%lu, --count at least 1, --batch x --size at most %lu\n",
+			o->cmd, MAX_IO, MAX_IO);
+		return 2;
+	}
+	return 0;
+bad:
+	fprintf(stderr, PROG ": bad value '%s'\n", optarg);
+usage:
+	usage(stderr);
+	return 2;
+}
+
+/* Wait for one completion of cq, at most timeout_ms; 0, or -1 (errno). */
+static int wait_wc(struct ibv_cq *cq, struct ibv_comp_channel *ch,
+		   unsigned int timeout_ms, struct ibv_wc *wc)
+{
+	double deadline = now_us() + timeout_ms * 1000.0;
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *ecq;
+	void *ctx;
+	int n, left;
+
+	for (;;) {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n < 0)
+			return errno = EIO, -1;
+		if (n == 1)
+			break;
+		if (ibv_req_notify_cq(cq, 0))
+			return -1;
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n == 1)
+			break;
+		left = (deadline - now_us()) / 1000;
+		if (left <= 0)
+			return errno = ETIMEDOUT, -1;
+		n = poll(&pfd, 1, left);
+		if (n < 0 && errno != EINTR)
+			return -1;
+		if (n > 0 && !ibv_get_cq_event(ch, &ecq, &ctx))
+			ibv_ack_cq_events(ecq, 1);
+	}
+	if (wc->status != IBV_WC_SUCCESS) {
+		fprintf(stderr, PROG ": completion: %s\n",
+			ibv_wc_status_str(wc->status));
+		return errno = EIO, -1;
+	}
+	return 0;
+}
+
+static int wait_send(struct conn *c, const char *what)
+{
+	struct ibv_wc wc;
+
+	if (wait_wc(c->id->send_cq, c->id->send_cq_channel, c->timeout_ms,
+		    &wc)) {
+		fprintf(stderr, PROG ": %s: %s\n", what, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The next message from the server, of type; its receive reposted. */
+static struct dlr_msg *wait_msg(struct conn *c, uint16_t type)
+{
+	struct dlr_msg *m;
+	struct ibv_wc wc;
+
+	if (wait_wc(c->id->recv_cq, c->id->recv_cq_channel, c->timeout_ms,
+		    &wc)) {
+		fprintf(stderr, PROG ": waiting for the server: %s\n",
+			strerror(errno));
+		return NULL;
+	}
+	m = (struct dlr_msg *)(uintptr_t)wc.wr_id;
+	if (wc.byte_len != sizeof(*m) || be32toh(m->magic) != DLR_MAGIC ||
+	    be16toh(m->version) != DLR_VERSION || be16toh(m->type) != type) {
+		fprintf(stderr, PROG ": protocol error: want message type %u, got %u\n",
+			type, be16toh(m->type));
+		return NULL;
+	}
+	/* copied out before the buffer is reposted */
+	c->send[NSEND - 1] = *m;
+	if (rdma_post_recv(c->id, m, m, sizeof(*m), c->msg_mr)) {
+		perror(PROG ": rdma_post_recv");
+		return NULL;
+	}
+	return &c->send[NSEND - 1];
+}
+
+static void conn_close(struct conn *c)
+{
+	if (!c->id)
+		return;
+	rdma_disconnect(c->id);
+	if (c->data_mr)
+		rdma_dereg_mr(c->data_mr);
+	if (c->msg_mr)
+		rdma_dereg_mr(c->msg_mr);
+	rdma_destroy_ep(c->id);
+	c->id = NULL;
+}
+
+static int try_connect(struct conn *c, const struct opts *o)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
+	struct ibv_qp_init_attr qa = {
+		.cap = {
+			.max_send_wr = NSEND + 4,
+			.max_recv_wr = NRECV,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 0,
+	};
+	struct rdma_conn_param cp = {
+		.initiator_depth = 1,
+		.responder_resources = 1,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+	};
+	int ret, i;
+
+	ret = rdma_getaddrinfo(o->addr, o->port, &hints, &res);
+	if (ret) {
+		fprintf(stderr, PROG ": %s port %s: %s\n", o->addr, o->port,
+			gai_strerror(ret));
+		return errno = EINVAL, -1;
+	}
+	ret = rdma_create_ep(&c->id, res, NULL, &qa);
+	rdma_freeaddrinfo(res);
+	if (ret) {
+		c->id = NULL;
+		return -1;
+	}
+	c->msg_mr = rdma_reg_msgs(c->id, c->recv, sizeof(c->recv) +
+				  sizeof(c->send));
+	c->data_mr = rdma_reg_msgs(c->id, c->data, c->data_len);
+	if (!c->msg_mr || !c->data_mr)
+		goto fail;
+	for (i = 0; i < NRECV; i++)
+		if (rdma_post_recv(c->id, &c->recv[i], &c->recv[i],
+				   sizeof(c->recv[i]), c->msg_mr))
+			goto fail;
+	if (rdma_connect(c->id, &cp))
+		goto fail;
+	return 0;
+fail:
+	ret = errno;
+	if (c->data_mr)
+		rdma_dereg_mr(c->data_mr);
+	if (c->msg_mr)
+		rdma_dereg_mr(c->msg_mr);
+	c->data_mr = c->msg_mr = NULL;
+	rdma_destroy_ep(c->id);
+	c->id = NULL;
+	errno = ret;
+	return -1;
+}
+
+/* Connect (retrying up to -R seconds) and take the REGION message. */
+static int conn_open(struct conn *c, const struct opts *o)
+{
+	double deadline = now_us() + o->retry_s * 1e6;
+	const struct dlr_msg *m;
+	int tries = 0;
+
+	c->timeout_ms = o->timeout_ms;
+	for (;;) {
+		tries++;
+		if (!try_connect(c, o))
+			break;
+		if (now_us() >= deadline) {
+			fprintf(stderr, PROG ": connecting to %s port %s: %s (%d attempts)\n",
+				o->addr, o->port, strerror(errno), tries);
+			return -1;
+		}
+		usleep(500000);
+	}
+	m = wait_msg(c, DLR_MSG_REGION);
+	if (!m) {
+		conn_close(c);
+		return -1;
+	}
+	c->raddr = be64toh(m->addr);
+	c->rlen = be64toh(m->length);
+	c->rkey = be32toh(m->rkey);
+	c->credits = be32toh(m->credits);
+	c->flags = be32toh(m->flags);
+	/*
+	 * A FLUSH target could be flushed with RDMA FLUSH instead of a
+	 * PERSIST round trip; this client always asks for PERSIST, which
+	 * every server answers (and rdma-core before 45 cannot post FLUSH).
+	 */
+	printf("connected to %s port %s after %d attempt(s): region of %" PRIu64 " bytes, rkey 0x%x, %u credits%s%s\n",
+	       o->addr, o->port, tries, c->rlen, c->rkey, c->credits,
+	       c->flags & DLR_REGION_CACHE_FLUSH ? ", cache flush" : "",
+	       c->flags & DLR_REGION_FLUSH ?
+		       ", RDMA FLUSH target (this client persists with PERSIST)" : "");
+	fflush(stdout);
+	return 0;
+}
+
+static int rdma_io(struct conn *c, bool write, size_t loff, uint64_t roff,
+		   size_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)c->data + loff,
+		.length = len,
+		.lkey = c->data_mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ,
+		.send_flags = write ? 0 : IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = c->raddr + roff, .rkey = c->rkey },
+	}, *bad;
+
+	if (roff > c->rlen || len > c->rlen - roff) {
+		fprintf(stderr, PROG ": [%" PRIu64 ", +%zu) is outside the region of %" PRIu64 " bytes\n",
+			roff, len, c->rlen);
+		return errno = EINVAL, -1;
+	}
+	errno = ibv_post_send(c->id->qp, &wr, &bad);
+	if (errno) {
+		perror(PROG ": ibv_post_send");
+		return -1;
+	}
+	return write ? 0 : wait_send(c, "RDMA READ");
+}
+
+/* PERSIST [off, +len) as seq and wait for its ACK; 0 or -1. */
+static int persist(struct conn *c, uint64_t seq, uint64_t off, uint64_t len)
+{
+	struct dlr_msg *m = &c->send[c->next_send++ % (NSEND - 1)];
+	const struct dlr_msg *ack;
+	uint32_t status;
+
+	*m = (struct dlr_msg){
+		.magic = htobe32(DLR_MAGIC),
+		.version = htobe16(DLR_VERSION),
+		.type = htobe16(DLR_MSG_PERSIST),
+		.seq = htobe64(seq),
+		.addr = htobe64(off),
+		.length = htobe64(len),
+	};
+	/* signaled: its completion frees the send queue of the WRITEs too */
+	if (rdma_post_send(c->id, NULL, m, sizeof(*m), c->msg_mr,
+			   IBV_SEND_SIGNALED)) {
+		perror(PROG ": rdma_post_send");
+		return -1;
+	}
+	if (wait_send(c, "SEND PERSIST"))
+		return -1;
+	ack = wait_msg(c, DLR_MSG_ACK);
+	if (!ack)
+		return -1;
+	if (be64toh(ack->seq) != seq) {
+		fprintf(stderr, PROG ": ACK of seq %" PRIu64 ", want %" PRIu64 "\n",
+			(uint64_t)be64toh(ack->seq), seq);
+		return errno = EPROTO, -1;
+	}
+	status = be32toh(ack->status);
+	if (status) {
+		fprintf(stderr, PROG ": the server failed PERSIST %" PRIu64 ": %s\n",
+			seq, strerror(status));
+		return errno = status, -1;
+	}
+	return 0;
+}
+
+static void make_record(char *p, uint32_t client, uint64_t seq, uint64_t size)
+{
+	struct dlr_record *r = (struct dlr_record *)p;
+	uint64_t *w = (uint64_t *)(p + sizeof(*r));
+	uint64_t i, n = (size - sizeof(*r)) / 8, sum = DLR_FNV_INIT;
+
+	for (i = 0; i < n; i++) {
+		w[i] = dlr_word(client, seq, i);
+		sum = dlr_fnv(sum, w[i]);
+	}
+	r->magic = DLR_RECORD_MAGIC;
+	r->client = client;
+	r->seq = seq;
+	r->size = size;
+	r->sum = sum;
+}
+
+/* NULL if intact, else what is wrong */
+static const char *check_record(const char *p, uint32_t client, uint64_t seq,
+				uint64_t size)
+{
+	const struct dlr_record *r = (const struct dlr_record *)p;
+	const uint64_t *w = (const uint64_t *)(p + sizeof(*r));
+	uint64_t i, n = (size - sizeof(*r)) / 8, sum = DLR_FNV_INIT;
+
+	if (r->magic != DLR_RECORD_MAGIC)
+		return "no record header";
+	if (r->client != client || r->seq != seq || r->size != size)
+		return "another record's header";
+	for (i = 0; i < n; i++) {
+		if (w[i] != dlr_word(client, seq, i))
+			return "payload differs";
+		sum = dlr_fnv(sum, w[i]);
+	}
+	return sum == r->sum ? NULL : "checksum differs";
+}
+
+/* offset of record seq in the region */
+static uint64_t rec_off(const struct opts *o, uint64_t seq)
+{
+	return o->base + (o->slots ? seq % o->slots : seq) * o->size;
+}
+
+/* records from seq on that are contiguous in the region, at most max */
+static uint64_t run_len(const struct opts *o, uint64_t seq, uint64_t max)
+{
+	uint64_t left = o->slots ? o->slots - seq % o->slots : max;
+
+	return left < max ? left : max;
+}
+
+static int cmd_put(struct conn *c, const struct opts *o)
+{
+	uint64_t seq = o->start, end = o->start + o->count, k, n;
+	double t0 = now_us();
+
+	while (seq < end) {
+		n = run_len(o, seq, end - seq < o->batch ? end - seq : o->batch);
+		for (k = 0; k < n; k++)
+			make_record(c->data + k * o->size, o->client, seq + k,
+				    o->size);
+		if (rdma_io(c, true, 0, rec_off(o, seq), n * o->size) ||
+		    persist(c, seq + n - 1, rec_off(o, seq), n * o->size)) {
+			fprintf(stderr, PROG ": put: record %" PRIu64 " not acknowledged; last acked %s\n",
+				seq, seq > o->start ? "above" : "none");
+			return 1;
+		}
+		seq += n;
+		if (!o->quiet || seq == end) {
+			printf("acked %" PRIu64 "\n", seq - 1);
+			fflush(stdout);
+		}
+	}
+	printf("put: %" PRIu64 " records of %" PRIu64 " bytes durable in %.0f us\n",
+	       o->count, o->size, now_us() - t0);
+	return 0;
+}
+
+static int cmd_check(struct conn *c, const struct opts *o)
+{
+	uint64_t per = c->data_len / o->size, seq = o->start;
+	uint64_t end = o->start + o->count, n, k;
+	const char *why;
+
+	while (seq < end) {
+		n = run_len(o, seq, end - seq < per ? end - seq : per);
+		if (rdma_io(c, false, 0, rec_off(o, seq), n * o->size))
+			return 1;
+		for (k = 0; k < n; k++) {
+			why = check_record(c->data + k * o->size, o->client,
+					   seq + k, o->size);
+			if (why) {
+				printf("check: record %" PRIu64 " (offset %" PRIu64 "): %s; %" PRIu64 " of %" PRIu64 " intact before it\n",
+				       seq + k, rec_off(o, seq + k),
+				       why, seq + k - o->start, o->count);
+				return 1;
+			}
+		}
+		seq += n;
+	}
+	printf("check: %" PRIu64 " of %" PRIu64 " records intact (seq %" PRIu64 "..%" PRIu64 ")\n",
+	       o->count, o->count, o->start, end - 1);
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmd_lat(struct conn *c, const struct opts *o)
+{
+	double *t = calloc(o->iters, sizeof(*t)), t0;
+	uint64_t i;
+
+	if (!t)
+		return 1;
+	memset(c->data, 0x5a, o->size);
+	for (i = 0; i < o->iters; i++) {
+		t0 = now_us();
+		if (rdma_io(c, true, 0, o->base, o->size) ||
+		    persist(c, i, o->base, o->size)) {
+			free(t);
+			return 1;
+		}
+		t[i] = now_us() - t0;
+	}
+	qsort(t, o->iters, sizeof(*t), cmp_double);
+	printf("lat: %" PRIu64 " bytes x %" PRIu64 ": min %.1f median %.1f p99 %.1f max %.1f us\n",
+	       o->size, o->iters, t[0], t[o->iters / 2],
+	       t[(o->iters * 99) / 100], t[o->iters - 1]);
+	free(t);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {};
+	struct conn c = {};
+	int ret;
+
+	ret = parse_opts(argc, argv, &o);
+	if (ret)
+		return ret;
+	c.data_len = MAX_IO;
+	c.data = aligned_alloc(4096, c.data_len);
+	if (!c.data) {
+		perror(PROG);
+		return 1;
+	}
+	memset(c.data, 0, c.data_len);
+	if (conn_open(&c, &o)) {
+		free(c.data);
+		return 1;
+	}
+	if (!strcmp(o.cmd, "put"))
+		ret = cmd_put(&c, &o);
+	else if (!strcmp(o.cmd, "check"))
+		ret = cmd_check(&c, &o);
+	else
+		ret = cmd_lat(&c, &o);
+	if (!ret) {
+		/* BYE: the server disconnects; a lost BYE costs nothing */
+		struct dlr_msg *m = &c.send[0];
+
+		*m = (struct dlr_msg){ .magic = htobe32(DLR_MAGIC),
+				       .version = htobe16(DLR_VERSION),
+				       .type = htobe16(DLR_MSG_BYE) };
+		if (!rdma_post_send(c.id, NULL, m, sizeof(*m), c.msg_mr,
+				    IBV_SEND_SIGNALED))
+			wait_send(&c, "SEND BYE");
+	}
+	conn_close(&c);
+	free(c.data);
+	return ret;
+}
