@@ -42,6 +42,10 @@ SETUP = "setup"
 NO_MANIFEST = {
     "bench": "a measurement: its cases follow its arguments (--quick, "
              "daxlease.bench_args) and bench/report.py checks its records",
+    "crash-server": "one boot of many: tests/vm/run-crash.sh checks every "
+                    "boot's records and counts the rounds",
+    "crash-client": "its tests repeat per round: tests/vm/run-crash.sh "
+                    "counts them against --rounds",
 }
 
 

@@ -13,6 +13,11 @@
 #     NAME perftest: perftest's ib_write_bw, unmodified, its server under
 #       `daxlease run` on an ext4-dax file, its client on the stock kernel,
 #       connected through rdma_cm (-R).
+#     NAME serve: `daxlease serve` on an ext4-dax file and
+#       daxlease-remote-client: one client, four at once, one killed
+#       mid-transfer, one stopped until the server's idle timeout drops
+#       it, every acknowledged record read back, a last client after
+#       them; REMOTE_SERVE_CONNS connections in all.
 REMOTE_DATA=$((4 << 20))
 REMOTE_MR=$((8 << 20))
 remote_cases()
@@ -21,8 +26,24 @@ remote_cases()
 	echo "xfs 7482 102"
 	echo "devdax 7483 103"
 	echo "perftest 7484 0"
+	echo "serve 7485 0"
 }
+# daxlease serve: the clients' connections (1 + 4 + 1 + 1 + 5 checks + 1)
+REMOTE_SERVE_CONNS=13
+REMOTE_SERVE_IDLE=15
+REMOTE_REC=4096
 # perftest's arguments on both sides, the port last
 remote_pt_args() { echo "-d rxe0 -R -F -s 65536 -n 200 -p"; }
 # the server's address and the client's (daxlease.ip without the prefix)
 remote_my_ip() { echo "${DAXLEASE_IP%/*}"; }
+# The crash test (tests/vm/run-crash.sh): one file per file system,
+# fallocated (its extents start unwritten), REMOTE_CRASH_SLOTS records of
+# REMOTE_REC bytes, written round after round by client 1 (ext4) and
+# client 2 (xfs), the sequence numbers wrapping over the slots.
+REMOTE_CRASH_SIZE=$((64 << 20))
+REMOTE_CRASH_SLOTS=$((REMOTE_CRASH_SIZE / 4096))
+remote_crash_cases()
+{
+	echo "ext4 7490 1"
+	echo "xfs 7491 2"
+}

@@ -41,6 +41,11 @@ usage: $0 --kernel stock|BZIMAGE|deb:PACKAGE --suites A[,B...] [options]
                      address MAC (tests/vm/run-pair.sh); without it the
                      guest has no NIC
   --keep             keep the NVDIMM images and the initramfs in OUT
+  --nvdimm-dir DIR   the NVDIMM and disk images live in DIR and outlive
+                     the boot: if they all exist they are used as they are
+                     (daxlease.nvdimm=reuse: the guest finds its namespaces
+                     and file systems again, replays and checks them),
+                     else they are made; never removed (tests/vm/run-crash.sh)
 Environment: DAXLEASE_VM_CMAKE_ARGS (extra cmake -D options, e.g.
 -DCMAKE_BUILD_TYPE=RelWithDebInfo), DAXLEASE_STOCK_CACHE, DAXLEASE_VM_CACHE,
 DAXLEASE_VM_NVDIMM_DIR (where the NVDIMM images live during the boot;
@@ -64,6 +69,7 @@ do_build=1
 keep=0
 smp=2
 link=
+nvdir_keep=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift 2 ;;
@@ -79,6 +85,7 @@ while [ $# -gt 0 ]; do
 	--keep) keep=1; shift ;;
 	--smp) smp=$2; shift 2 ;;
 	--link) link=$2; shift 2 ;;
+	--nvdimm-dir) nvdir_keep=$2; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "$0: unknown argument $1" >&2; usage >&2; exit 2 ;;
 	esac
@@ -157,7 +164,16 @@ timeout 900 bash "$here/mkinitramfs.sh" --build-dir "$build" \
 # benchmark's 390 MiB file, ext4's journal), disk I/O that a test run
 # does not need; tmpfs has no writeback.
 nv_bytes=$((4 * 512 * 1024 * 1024))
-nvdir=${DAXLEASE_VM_NVDIMM_DIR:-}
+nvdir=${nvdir_keep:-${DAXLEASE_VM_NVDIMM_DIR:-}}
+reuse=0
+if [ -n "$nvdir_keep" ]; then
+	mkdir -p "$nvdir_keep"
+	reuse=1
+	for i in 0 1 2 3; do
+		[ -s "$nvdir_keep/nvdimm$i.img" ] || reuse=0
+	done
+	[ -s "$nvdir_keep/disk.img" ] || reuse=0
+fi
 if [ -z "$nvdir" ] && [ -d /dev/shm ] && [ -w /dev/shm ] &&
    [ "$(df -P -B1 /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')" -gt $((nv_bytes * 2)) ] 2>/dev/null; then
 	nvdir=$(mktemp -d /dev/shm/daxlease-nvdimm.XXXXXX)
@@ -170,8 +186,10 @@ nv_args=()
 # pmem0 ext4, pmem1 xfs, dax2.0, pmem3 spare (setup-guest.sh)
 for i in 0 1 2 3; do
 	img=$nvdir/nvdimm$i.img
-	rm -f "$img"
-	truncate -s 512M "$img"
+	if [ "$reuse" = 0 ]; then
+		rm -f "$img"
+		truncate -s 512M "$img"
+	fi
 	nv_args+=(-object "memory-backend-file,id=mem$i,share=on,mem-path=$img,size=512M"
 		  -device "nvdimm,id=nv$i,memdev=mem$i")
 done
@@ -179,14 +197,17 @@ done
 # its interrupt (lockdep must see page cache writeback there), and the
 # data device of the attacks suite's xfs with a realtime NVDIMM.
 disk=$nvdir/disk.img
-rm -f "$disk"
-truncate -s 512M "$disk"
+if [ "$reuse" = 0 ]; then
+	rm -f "$disk"
+	truncate -s 512M "$disk"
+fi
 # shellcheck disable=SC2054 # commas are qemu option syntax
 nv_args+=(-drive "file=$disk,if=none,id=disk0,format=raw,cache=unsafe"
 	  -device virtio-blk-pci,drive=disk0)
 
 cmdline="console=ttyS0 panic=-1 loglevel=4 daxlease.kernel=$kind"
 cmdline+=" daxlease.suites=$suites daxlease.suite_timeout=$suite_tmo $append"
+[ "$reuse" = 1 ] && cmdline+=" daxlease.nvdimm=reuse"
 # shellcheck disable=SC2054 # commas are qemu option syntax
 qemu=(qemu-system-x86_64 -machine pc,nvdimm=on,accel=tcg -cpu max -smp "$smp"
       -m 2G,slots=4,maxmem=8G -nographic -no-reboot "${net_args[@]}"
@@ -201,7 +222,9 @@ timeout -k 10 "$tmo" "${qemu[@]}" < /dev/null 2>&1 | tee "$out/console.log"
 rc=${PIPESTATUS[0]}
 set -e -o pipefail
 boot_secs=$((SECONDS - t_boot))
-if [ "$keep" = 0 ]; then
+if [ -n "$nvdir_keep" ]; then
+	rm -f "$out/initramfs.img"
+elif [ "$keep" = 0 ]; then
 	rm -f "$nvdir"/nvdimm?.img "$nvdir/disk.img" "$out/initramfs.img"
 	[ "${kernel#deb:}" = "$kernel" ] || rm -rf "$out/kernel-tree"
 elif [ "$nvdir" != "$out" ]; then

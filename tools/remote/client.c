@@ -290,11 +290,18 @@ static struct dlr_msg *wait_msg(struct conn *c, uint16_t type)
 	return &c->send[NSEND - 1];
 }
 
-static void conn_close(struct conn *c)
+/*
+ * graceful: wait for the server's side of the disconnect.  After a
+ * failure the server may be gone, and a synchronous rdma_disconnect()
+ * would wait for the CM to give up on it (a minute or more): the id is
+ * destroyed at once instead, and the kernel sends the DREQ.
+ */
+static void conn_close(struct conn *c, bool graceful)
 {
 	if (!c->id)
 		return;
-	rdma_disconnect(c->id);
+	if (graceful)
+		rdma_disconnect(c->id);
 	if (c->data_mr)
 		rdma_dereg_mr(c->data_mr);
 	if (c->msg_mr)
@@ -382,7 +389,7 @@ static int conn_open(struct conn *c, const struct opts *o)
 	}
 	m = wait_msg(c, DLR_MSG_REGION);
 	if (!m) {
-		conn_close(c);
+		conn_close(c, false);
 		return -1;
 	}
 	c->raddr = be64toh(m->addr);
@@ -647,7 +654,7 @@ int main(int argc, char **argv)
 				    IBV_SEND_SIGNALED))
 			wait_send(&c, "SEND BYE");
 	}
-	conn_close(&c);
+	conn_close(&c, ret == 0);
 	free(c.data);
 	return ret;
 }
