@@ -96,6 +96,13 @@ step_vm_crash_612() {
 	bash "$top/tests/vm/run-crash.sh" --line 6.12 --rounds 1 --broken \
 		--no-build --server-kernel "$kernel" --out "$out/vm-crash-6.12-broken"
 }
+# durable-write latency across two guests, one round on the debug
+# kernel: checks that every case runs (bench/remote without --quick on
+# the plain kernel gives the figures)
+step_bench_remote_612() {
+	bash "$top/bench/remote" --quick --line 6.12 --kernel debug \
+		--out "$out/bench-remote-quick-6.12"
+}
 # reduced benchmark set on the debug kernel: checks the output schema and
 # the sanity of each figure, not the targets (bench/run without --quick)
 line_bench()    {

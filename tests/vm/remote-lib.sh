@@ -47,3 +47,7 @@ remote_crash_cases()
 	echo "ext4 7490 1"
 	echo "xfs 7491 2"
 }
+# bench/remote: the ports of the FS-DAX, device DAX and librpma servers
+REMOTE_BENCH_FSDAX=7492
+REMOTE_BENCH_DEVDAX=7493
+REMOTE_BENCH_RPMA=7494

@@ -25,6 +25,7 @@ usage: $0 --line 6.1|6.12 [options]
                      (default build/vm-pair-L)
   --timeout SEC      per guest (default 1500); when one guest has ended,
                      the other gets at most 300 s more
+  --append "ARGS"    extra kernel command line of both guests
   --no-build         use build/vm-build as it is
 USAGE
 }
@@ -39,6 +40,7 @@ out=
 tmo=1500
 do_build=1
 build=$top/build/vm-build
+append=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--line) line=$2; shift 2 ;;
@@ -47,6 +49,7 @@ while [ $# -gt 0 ]; do
 	--client-suites) client_suites=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--timeout) tmo=$2; shift 2 ;;
+	--append) append=$2; shift 2 ;;
 	--no-build) do_build=0; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "$0: unknown argument $1" >&2; usage >&2; exit 2 ;;
@@ -86,13 +89,13 @@ common=(--no-build --build-dir "$build" --timeout "$tmo")
 bash "$here/run.sh" "${common[@]}" --kernel "$server_kernel" --smp 2 \
 	--suites "$server_suites" --out "$out/server" \
 	--link "$ps:$pc:52:54:00:da:00:01" \
-	--append "daxlease.role=server daxlease.ip=$srv_ip/24 daxlease.peer=$cli_ip" \
+	--append "daxlease.role=server daxlease.ip=$srv_ip/24 daxlease.peer=$cli_ip $append" \
 	> "$out/server.log" 2>&1 &
 spid=$!
 bash "$here/run.sh" "${common[@]}" --kernel stock --line "$line" --smp 1 \
 	--suites "$client_suites" --out "$out/client" \
 	--link "$pc:$ps:52:54:00:da:00:02" \
-	--append "daxlease.role=client daxlease.ip=$cli_ip/24 daxlease.peer=$srv_ip" \
+	--append "daxlease.role=client daxlease.ip=$cli_ip/24 daxlease.peer=$srv_ip $append" \
 	> "$out/client.log" 2>&1 &
 cpid=$!
 phase "server (pid $spid, log $out/server.log) and client (pid $cpid, log $out/client.log) booting"

@@ -16,6 +16,13 @@
  *	writes the pattern into the server's MR in 64 KiB rpma_write()s,
  *	each followed by rpma_flush(RPMA_FLUSH_TYPE_PERSISTENT), waits for
  *	every flush completion, disconnects.
+ *   dl-rpma-test lat ADDR PORT SIZE ITERS
+ *	the latency of a durable write as librpma's users measure it: one
+ *	rpma_write() of SIZE bytes and one rpma_flush(PERSISTENT), waited
+ *	for, ITERS times; prints min, median, p99 and max in microseconds
+ *	(the same line as daxlease-remote-client lat).  The server then
+ *	runs with SEED "-": no check of the file (device DAX cannot be
+ *	read back with pread).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <librpma.h>
@@ -80,6 +88,7 @@ static int server(char **argv)
 	const char *addr = argv[0], *port = argv[1], *path = argv[2];
 	size_t size = strtoull(argv[3], NULL, 0);
 	unsigned int seed = (unsigned int)strtoul(argv[4], NULL, 0);
+	int check = strcmp(argv[4], "-") != 0;
 	struct ibv_context *dev = NULL;
 	struct rpma_peer *peer = NULL;
 	struct rpma_peer_cfg *pcfg = NULL;
@@ -176,7 +185,7 @@ out:
 	if (peer)
 		rpma_peer_delete(&peer);
 	munmap(map, size);
-	if (rc)
+	if (rc || !check)
 		return rc;
 
 	/* what the file holds, read through a new descriptor */
@@ -199,11 +208,56 @@ out:
 	return rc;
 }
 
-static int client(char **argv)
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* one rpma_write + rpma_flush(PERSISTENT), waited for */
+static int write_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst,
+		       struct rpma_mr_local *src_mr, struct rpma_cq *cq,
+		       size_t off, size_t len)
+{
+	struct ibv_wc wc;
+	int ret, got;
+
+	ret = rpma_write(conn, dst, off, src_mr, off, len,
+			 RPMA_F_COMPLETION_ON_ERROR, NULL);
+	if (!ret)
+		ret = rpma_flush(conn, dst, off, len, RPMA_FLUSH_TYPE_PERSISTENT,
+				 RPMA_F_COMPLETION_ALWAYS, NULL);
+	if (!ret)
+		ret = rpma_cq_wait(cq);
+	if (!ret)
+		ret = rpma_cq_get_wc(cq, 1, &wc, &got);
+	if (ret)
+		return fail("rpma_write + rpma_flush", ret);
+	if (wc.status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "flush completion: %s\n",
+			ibv_wc_status_str(wc.status));
+		return 1;
+	}
+	return 0;
+}
+
+/* iters 0: write SIZE bytes of the pattern; else the latency mode */
+static int client(char **argv, unsigned long iters)
 {
 	const char *addr = argv[0], *port = argv[1];
 	size_t size = strtoull(argv[2], NULL, 0), off;
-	unsigned int seed = (unsigned int)strtoul(argv[3], NULL, 0);
+	unsigned int seed = iters ? 0 : (unsigned int)strtoul(argv[3], NULL, 0);
+	double *t = NULL, t0;
+	unsigned long i;
 	struct ibv_context *dev = NULL;
 	struct rpma_peer *peer = NULL;
 	struct rpma_conn_req *req = NULL;
@@ -215,13 +269,18 @@ static int client(char **argv)
 	struct rpma_cq *cq = NULL;
 	const struct pdata *data;
 	size_t dst_size = 0;
-	struct ibv_wc wc;
 	uint8_t *src;
-	int ret, got, rc = 1;
+	int ret, rc = 1;
 
-	src = aligned_alloc(4096, size);
-	if (!src)
+	if (!size || size > (1UL << 30))
+		return fail("size", EINVAL);
+	src = aligned_alloc(4096, (size + 4095) & ~4095UL);
+	t = iters ? calloc(iters, sizeof(*t)) : NULL;
+	if (!src || (iters && !t)) {
+		free(src);
+		free(t);
 		return fail("malloc", ENOMEM);
+	}
 	pattern(src, size, seed);
 
 	ret = rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_REMOTE,
@@ -263,28 +322,25 @@ static int client(char **argv)
 		fail("server's MR", ret);
 		goto out;
 	}
+	if (iters) {
+		for (i = 0; i < iters; i++) {
+			t0 = now_us();
+			if (write_flush(conn, dst, src_mr, cq, 0, size))
+				goto out;
+			t[i] = now_us() - t0;
+		}
+		qsort(t, iters, sizeof(*t), cmp_double);
+		printf("lat: %zu bytes x %lu: min %.1f median %.1f p99 %.1f max %.1f us\n",
+		       size, iters, t[0], t[iters / 2], t[(iters * 99) / 100],
+		       t[iters - 1]);
+		rc = 0;
+		goto out;
+	}
 	for (off = 0; off < size; off += CHUNK) {
 		size_t len = size - off < CHUNK ? size - off : CHUNK;
 
-		ret = rpma_write(conn, dst, off, src_mr, off, len,
-				 RPMA_F_COMPLETION_ON_ERROR, NULL);
-		if (!ret)
-			ret = rpma_flush(conn, dst, off, len,
-					 RPMA_FLUSH_TYPE_PERSISTENT,
-					 RPMA_F_COMPLETION_ALWAYS, NULL);
-		if (!ret)
-			ret = rpma_cq_wait(cq);
-		if (!ret)
-			ret = rpma_cq_get_wc(cq, 1, &wc, &got);
-		if (ret) {
-			fail("rpma_write + rpma_flush", ret);
+		if (write_flush(conn, dst, src_mr, cq, off, len))
 			goto out;
-		}
-		if (wc.status != IBV_WC_SUCCESS) {
-			fprintf(stderr, "flush completion: %s\n",
-				ibv_wc_status_str(wc.status));
-			goto out;
-		}
 	}
 	printf("client: %zu bytes written and flushed (persistent)\n", size);
 	rc = 0;
@@ -306,6 +362,7 @@ out:
 	if (peer)
 		rpma_peer_delete(&peer);
 	free(src);
+	free(t);
 	return rc;
 }
 
@@ -314,10 +371,13 @@ int main(int argc, char **argv)
 	if (argc == 7 && !strcmp(argv[1], "server"))
 		return server(argv + 2);
 	if (argc == 6 && !strcmp(argv[1], "client"))
-		return client(argv + 2);
+		return client(argv + 2, 0);
+	if (argc == 6 && !strcmp(argv[1], "lat") && strtoul(argv[5], NULL, 0))
+		return client(argv + 2, strtoul(argv[5], NULL, 0));
 	fprintf(stderr,
-		"usage: %s server ADDR PORT FILE SIZE SEED\n"
-		"       %s client ADDR PORT SIZE SEED\n",
-		argv[0], argv[0]);
+		"usage: %s server ADDR PORT FILE SIZE SEED|-\n"
+		"       %s client ADDR PORT SIZE SEED\n"
+		"       %s lat ADDR PORT SIZE ITERS\n",
+		argv[0], argv[0], argv[0]);
 	return 2;
 }
