@@ -63,6 +63,7 @@ struct conn {
 	struct dlr_msg *recv;	/* credits */
 	struct dlr_msg *send;	/* SEND_SLOTS(credits) */
 	unsigned int next_send;
+	unsigned int sends;	/* posted, not completed */
 	uint32_t gen;
 	bool established;
 	bool closing;
@@ -77,6 +78,7 @@ struct server {
 	struct rdma_event_channel *cm_ch;
 	struct rdma_cm_id *listen;
 	struct ibv_context *verbs;
+	struct ibv_device_attr dattr;
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *comp_ch;
 	struct ibv_cq *cq;
@@ -89,10 +91,19 @@ struct server {
 	uint64_t persists;
 	int sfd;
 	int fatal;		/* errno that stops the server */
+	bool cq_pending;	/* completions may wait in the CQ */
 	void *umap;		/* --unsafe-ack-first: our own mapping */
 	size_t umap_len;
 	int ufd;
 };
+
+static time_t now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
 
 static void serve_usage(FILE *f)
 {
@@ -267,7 +278,7 @@ static int post_recv(struct conn *c, unsigned int idx, unsigned int slot)
 static int post_msg(struct server *s, struct conn *c, unsigned int idx,
 		    const struct dlr_msg *m)
 {
-	unsigned int slot = c->next_send++ % SEND_SLOTS(s->o->credits);
+	unsigned int slot = c->next_send % SEND_SLOTS(s->o->credits);
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)&c->send[slot],
 		.length = sizeof(struct dlr_msg),
@@ -281,8 +292,22 @@ static int post_msg(struct server *s, struct conn *c, unsigned int idx,
 		.send_flags = IBV_SEND_SIGNALED,
 	}, *bad;
 
+	int ret;
+
+	/*
+	 * Every slot busy: the client has not taken the ACKs of its
+	 * credits (it withholds its receives); a slot is reused only
+	 * after its SEND completed.
+	 */
+	if (c->sends >= SEND_SLOTS(s->o->credits))
+		return ENOBUFS;
 	c->send[slot] = *m;
-	return ibv_post_send(c->id->qp, &wr, &bad);
+	ret = ibv_post_send(c->id->qp, &wr, &bad);
+	if (!ret) {
+		c->next_send++;
+		c->sends++;
+	}
+	return ret;
 }
 
 static void conn_close(struct conn *c, const char *why)
@@ -336,13 +361,17 @@ static int setup_device(struct server *s, struct ibv_context *verbs)
 		.flags = o->flags,
 		.comp_mask = IBV_DAX_MR_INIT_FLAGS,
 	};
+	unsigned int cqe;
+	int err;
 
 	if (o->flush)
 		attr.access |= IBV_DAX_ACCESS_FLUSH_GLOBAL |
 			       IBV_DAX_ACCESS_FLUSH_PERSISTENT;
-	int err;
 
 	s->verbs = verbs;
+	/* polled with the other descriptors: never block in reading it */
+	fcntl(verbs->async_fd, F_SETFL,
+	      fcntl(verbs->async_fd, F_GETFL) | O_NONBLOCK);
 	s->pd = ibv_alloc_pd(verbs);
 	if (!s->pd) {
 		dt_error(CMD, "ibv_alloc_pd: %s", strerror(errno));
@@ -353,17 +382,22 @@ static int setup_device(struct server *s, struct ibv_context *verbs)
 		dt_error(CMD, "ibv_create_comp_channel: %s", strerror(errno));
 		return errno ? errno : ENOMEM;
 	}
-	s->cq = ibv_create_cq(verbs, MAX_CLIENTS * (MAX_CREDITS + 4), NULL,
-			      s->comp_ch, 0);
+	if (ibv_query_device(verbs, &s->dattr)) {
+		dt_error(CMD, "ibv_query_device: %s", strerror(errno));
+		return errno ? errno : EIO;
+	}
+	/* every receive and every SEND of every client may complete at once */
+	cqe = o->clients * (o->credits + SEND_SLOTS(o->credits));
+	if (s->dattr.max_cqe < 0 || cqe > (unsigned int)s->dattr.max_cqe) {
+		dt_error(CMD, "--clients %u x --credits %u need a completion queue of %u entries; %s has at most %d: fewer clients or credits",
+			 o->clients, o->credits, cqe,
+			 ibv_get_device_name(verbs->device), s->dattr.max_cqe);
+		return EINVAL;
+	}
+	s->cq = ibv_create_cq(verbs, cqe, NULL, s->comp_ch, 0);
 	if (!s->cq) {
-		/* a device with a smaller CQ: what the options need */
-		s->cq = ibv_create_cq(verbs, o->clients *
-				      (o->credits + SEND_SLOTS(o->credits)),
-				      NULL, s->comp_ch, 0);
-		if (!s->cq) {
-			dt_error(CMD, "ibv_create_cq: %s", strerror(errno));
-			return errno ? errno : ENOMEM;
-		}
+		dt_error(CMD, "ibv_create_cq(%u): %s", cqe, strerror(errno));
+		return errno ? errno : ENOMEM;
 	}
 	if (ibv_req_notify_cq(s->cq, 0)) {
 		dt_error(CMD, "ibv_req_notify_cq: %s", strerror(errno));
@@ -483,7 +517,6 @@ static bool on_connect_request(struct server *s, struct rdma_cm_event *ev)
 		},
 	};
 	struct rdma_conn_param cp = {
-		.responder_resources = ev->param.conn.initiator_depth,
 		.initiator_depth = 0,
 		.rnr_retry_count = 7,
 	};
@@ -511,6 +544,11 @@ static bool on_connect_request(struct server *s, struct rdma_cm_event *ev)
 		why = "another device than the region's";
 		goto reject;
 	}
+	/* the RDMA READs the client may have outstanding, as the device allows */
+	cp.responder_resources = ev->param.conn.initiator_depth;
+	if (s->dattr.max_qp_rd_atom >= 0 &&
+	    cp.responder_resources > s->dattr.max_qp_rd_atom)
+		cp.responder_resources = s->dattr.max_qp_rd_atom;
 	for (i = 0; i < o->clients; i++)
 		if (!s->conns[i]) {
 			idx = i;
@@ -531,7 +569,7 @@ static bool on_connect_request(struct server *s, struct rdma_cm_event *ev)
 	c->send = c->recv + o->credits;
 	c->id = id;
 	c->gen = ++s->gen;
-	c->last = time(NULL);
+	c->last = now_s();
 	snprintf(c->peer, sizeof(c->peer), "%s:%s", host, serv);
 	s->conns[idx] = c;
 	s->nconns++;
@@ -547,11 +585,14 @@ static bool on_connect_request(struct server *s, struct rdma_cm_event *ev)
 		why = "ibv_reg_mr of its messages failed";
 		goto reject_free;
 	}
-	for (i = 0; i < o->credits; i++)
-		if (post_recv(c, idx, i)) {
+	for (i = 0; i < o->credits; i++) {
+		err = post_recv(c, idx, i);
+		if (err) {
+			errno = err;
 			why = "ibv_post_recv failed";
 			goto reject_free;
 		}
+	}
 	if (rdma_accept(id, &cp)) {
 		why = "rdma_accept failed";
 		goto reject_free;
@@ -592,7 +633,16 @@ static void on_established(struct server *s, int idx)
 		flags |= DLR_REGION_FLUSH;
 	m.flags = htobe32(flags);
 	c->established = true;
-	c->last = time(NULL);
+	c->last = now_s();
+	if (c->closing) {
+		/*
+		 * Closed before the connection was established (a bad first
+		 * message can arrive before the RTU): the disconnect then
+		 * found no connection; disconnect now.
+		 */
+		rdma_disconnect(c->id);
+		return;
+	}
 	printf("daxlease serve: client %s connected (%u of %u)\n", c->peer,
 	       s->nconns, s->o->clients);
 	fflush(stdout);
@@ -685,7 +735,8 @@ static void on_persist(struct server *s, struct conn *c, unsigned int idx,
 		       status ? strerror(status) : "durable");
 	ack.status = htobe32(status);
 	if (post_msg(s, c, idx, &ack))
-		conn_close(c, "posting ACK failed");
+		conn_close(c, c->sends >= SEND_SLOTS(s->o->credits) ?
+			   "it does not take its ACKs" : "posting ACK failed");
 }
 
 static void on_completion(struct server *s, const struct ibv_wc *wc)
@@ -700,6 +751,8 @@ static void on_completion(struct server *s, const struct ibv_wc *wc)
 	/* a completion of a client already freed */
 	if (!c || c->gen != (uint32_t)(wc->wr_id >> 32))
 		return;
+	if (!recv && c->sends)
+		c->sends--;
 	if (wc->status != IBV_WC_SUCCESS) {
 		snprintf(why, sizeof(why), "%s completion: %s",
 			 recv ? "receive" : "send",
@@ -709,9 +762,10 @@ static void on_completion(struct server *s, const struct ibv_wc *wc)
 	}
 	if (!recv || c->closing)
 		return;
-	c->last = time(NULL);
+	c->last = now_s();
 	m = &c->recv[slot];
-	if (wc->byte_len != sizeof(*m) || be32toh(m->magic) != DLR_MAGIC ||
+	if (wc->opcode != IBV_WC_RECV || wc->byte_len != sizeof(*m) ||
+	    be32toh(m->magic) != DLR_MAGIC ||
 	    be16toh(m->version) != DLR_VERSION) {
 		conn_close(c, "protocol error: not a version 1 message");
 		return;
@@ -731,26 +785,81 @@ static void on_completion(struct server *s, const struct ibv_wc *wc)
 		conn_close(c, "reposting a receive failed");
 }
 
-static void drain_cq(struct server *s)
+/* The completion channel fired: take the event, arm the CQ again. */
+static void on_cq_event(struct server *s)
 {
-	struct ibv_wc wc[16];
 	struct ibv_cq *cq;
 	void *ctx;
-	int n, i;
 
 	if (ibv_get_cq_event(s->comp_ch, &cq, &ctx))
 		return;
 	ibv_ack_cq_events(cq, 1);
 	if (ibv_req_notify_cq(cq, 0))
 		dt_error(CMD, "ibv_req_notify_cq: %s", strerror(errno));
-	while ((n = ibv_poll_cq(cq, 16, wc)) > 0)
+}
+
+/*
+ * At most CQ_BATCH completions, so that connection events, signals and
+ * the idle check are not starved under load; true if there may be more
+ * (the loop then polls again without waiting).
+ */
+#define CQ_BATCH 64
+static bool poll_cq_batch(struct server *s)
+{
+	struct ibv_wc wc[16];
+	int n, i, done = 0;
+
+	while (done < CQ_BATCH && (n = ibv_poll_cq(s->cq, 16, wc)) > 0) {
 		for (i = 0; i < n; i++)
 			on_completion(s, &wc[i]);
+		done += n;
+	}
+	return done >= CQ_BATCH;
+}
+
+/* Device events: a QP in error ends its client; a CQ error ends us. */
+static void on_async_event(struct server *s)
+{
+	struct ibv_async_event ev;
+	unsigned int i;
+
+	if (ibv_get_async_event(s->verbs, &ev))
+		return;
+	switch (ev.event_type) {
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+		for (i = 0; i < MAX_CLIENTS; i++) {
+			struct conn *c = s->conns[i];
+
+			if (!c || c->id->qp != ev.element.qp)
+				continue;
+			if (ev.event_type == IBV_EVENT_COMM_EST)
+				/* a SEND came before the RTU: established */
+				rdma_notify(c->id, IBV_EVENT_COMM_EST);
+			else
+				conn_close(c, ibv_event_type_str(ev.event_type));
+			break;
+		}
+		break;
+	case IBV_EVENT_CQ_ERR:
+	case IBV_EVENT_DEVICE_FATAL:
+		dt_error(CMD, "%s: %s", ibv_get_device_name(s->verbs->device),
+			 ibv_event_type_str(ev.event_type));
+		s->fatal = EIO;
+		break;
+	default:
+		printf("daxlease serve: device event: %s\n",
+		       ibv_event_type_str(ev.event_type));
+		break;
+	}
+	ibv_ack_async_event(&ev);
 }
 
 static void check_idle(struct server *s)
 {
-	time_t now = time(NULL);
+	time_t now = now_s();
 	unsigned int i;
 
 	if (!s->o->idle)
@@ -851,7 +960,7 @@ int dt_cmd_serve(int argc, char **argv)
 {
 	struct serve_opts o = {};
 	struct server s = { .o = &o, .sfd = -1, .ufd = -1 };
-	struct pollfd pfd[3];
+	struct pollfd pfd[4];
 	sigset_t set;
 	int ret, n;
 
@@ -873,15 +982,23 @@ int dt_cmd_serve(int argc, char **argv)
 	if (ret)
 		goto out;
 	for (;;) {
+		int cm, comp = -1, async = -1;
+
 		if (o.exit_after && s.served >= o.exit_after && !s.nconns)
 			break;
 		n = 0;
 		pfd[n++] = (struct pollfd){ .fd = s.sfd, .events = POLLIN };
+		cm = n;
 		pfd[n++] = (struct pollfd){ .fd = s.cm_ch->fd, .events = POLLIN };
-		if (s.comp_ch)
+		if (s.comp_ch) {
+			comp = n;
 			pfd[n++] = (struct pollfd){ .fd = s.comp_ch->fd,
 						    .events = POLLIN };
-		if (poll(pfd, n, 1000) < 0) {
+			async = n;
+			pfd[n++] = (struct pollfd){ .fd = s.verbs->async_fd,
+						    .events = POLLIN };
+		}
+		if (poll(pfd, n, s.cq_pending ? 0 : 1000) < 0) {
 			if (errno == EINTR)
 				continue;
 			ret = errno;
@@ -896,12 +1013,20 @@ int dt_cmd_serve(int argc, char **argv)
 				       strsignal(si.ssi_signo));
 			break;
 		}
-		if (pfd[1].revents && !on_cm_event(&s)) {
+		if (pfd[cm].revents && !on_cm_event(&s)) {
 			ret = s.fatal ? s.fatal : ENODEV;
 			break;
 		}
-		if (n > 2 && pfd[2].revents)
-			drain_cq(&s);
+		if (async >= 0 && pfd[async].revents)
+			on_async_event(&s);
+		if (s.fatal) {
+			ret = s.fatal;
+			break;
+		}
+		if (comp >= 0 && pfd[comp].revents)
+			on_cq_event(&s);
+		if (s.cq)
+			s.cq_pending = poll_cq_batch(&s);
 		check_idle(&s);
 	}
 out:

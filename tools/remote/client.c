@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -55,6 +56,7 @@ struct opts {
 
 struct conn {
 	struct rdma_cm_id *id;
+	struct rdma_event_channel *ch;	/* the id's, asynchronous */
 	struct dlr_msg recv[NRECV];
 	struct dlr_msg send[NSEND];
 	struct ibv_mr *msg_mr;
@@ -102,20 +104,23 @@ static void usage(FILE *f)
 
 static int parse_u64(const char *s, uint64_t *out)
 {
-	char *end;
 	unsigned long long v;
+	char *end;
 
 	errno = 0;
 	v = strtoull(s, &end, 0);
 	if (errno || end == s || *s == '-')
 		return -1;
+	int shift = 0;
+
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
 	}
-	if (*end)
+	if (*end || v > (ULLONG_MAX >> shift))
 		return -1;
+	v <<= shift;
 	*out = v;
 	return 0;
 }
@@ -191,6 +196,22 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			return 2;
 		}
 		return 0;
+	}
+	{
+		uint64_t last, bytes;
+
+		/* every record's place is a 64-bit offset */
+		if (__builtin_add_overflow(o->start, o->count, &last) ||
+		    (!o->slots &&
+		     (__builtin_mul_overflow(last, o->size, &bytes) ||
+		      __builtin_add_overflow(bytes, o->base, &bytes))) ||
+		    (o->slots &&
+		     (__builtin_mul_overflow(o->slots, o->size, &bytes) ||
+		      __builtin_add_overflow(bytes, o->base, &bytes)))) {
+			fprintf(stderr, PROG ": %s: the records end beyond 2^64 bytes\n",
+				o->cmd);
+			return 2;
+		}
 	}
 	if (o->slots && o->count > o->slots) {
 		fprintf(stderr, PROG ": %s: --count at most --slots, or records overwrite each other\n",
@@ -291,23 +312,48 @@ static struct dlr_msg *wait_msg(struct conn *c, uint16_t type)
 }
 
 /*
- * graceful: wait for the server's side of the disconnect.  After a
- * failure the server may be gone, and a synchronous rdma_disconnect()
- * would wait for the CM to give up on it (a minute or more): the id is
- * destroyed at once instead, and the kernel sends the DREQ.
+ * rdma_destroy_ep() destroys the QP and the id; the kernel then sends the
+ * DREQ without waiting for the server, which may be gone.
  */
-static void conn_close(struct conn *c, bool graceful)
+static void conn_close(struct conn *c)
 {
-	if (!c->id)
-		return;
-	if (graceful)
-		rdma_disconnect(c->id);
-	if (c->data_mr)
-		rdma_dereg_mr(c->data_mr);
-	if (c->msg_mr)
-		rdma_dereg_mr(c->msg_mr);
-	rdma_destroy_ep(c->id);
+	if (c->id) {
+		if (c->data_mr)
+			rdma_dereg_mr(c->data_mr);
+		if (c->msg_mr)
+			rdma_dereg_mr(c->msg_mr);
+		rdma_destroy_ep(c->id);
+	}
+	if (c->ch)
+		rdma_destroy_event_channel(c->ch);
+	c->data_mr = c->msg_mr = NULL;
 	c->id = NULL;
+	c->ch = NULL;
+}
+
+/* The next CM event, of type want, within timeout_ms; 0 or -1 (errno). */
+static int wait_cm(struct conn *c, enum rdma_cm_event_type want,
+		   unsigned int timeout_ms)
+{
+	struct pollfd pfd = { .fd = c->ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	enum rdma_cm_event_type type;
+	int n;
+
+	do
+		n = poll(&pfd, 1, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return errno = n ? errno : ETIMEDOUT, -1;
+	if (rdma_get_cm_event(c->ch, &ev))
+		return -1;
+	type = ev->event;
+	rdma_ack_cm_event(ev);
+	if (type == want)
+		return 0;
+	errno = type == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED :
+		type == RDMA_CM_EVENT_UNREACHABLE ? EHOSTUNREACH : ECONNRESET;
+	return -1;
 }
 
 static int try_connect(struct conn *c, const struct opts *o)
@@ -337,12 +383,17 @@ static int try_connect(struct conn *c, const struct opts *o)
 			gai_strerror(ret));
 		return errno = EINVAL, -1;
 	}
+	/* address and route resolution: bounded by librdmacm (2 s each) */
 	ret = rdma_create_ep(&c->id, res, NULL, &qa);
 	rdma_freeaddrinfo(res);
 	if (ret) {
 		c->id = NULL;
 		return -1;
 	}
+	/* asynchronous from here: the connect is waited for, bounded */
+	c->ch = rdma_create_event_channel();
+	if (!c->ch || rdma_migrate_id(c->id, c->ch))
+		goto fail;
 	c->msg_mr = rdma_reg_msgs(c->id, c->recv, sizeof(c->recv) +
 				  sizeof(c->send));
 	c->data_mr = rdma_reg_msgs(c->id, c->data, c->data_len);
@@ -352,18 +403,13 @@ static int try_connect(struct conn *c, const struct opts *o)
 		if (rdma_post_recv(c->id, &c->recv[i], &c->recv[i],
 				   sizeof(c->recv[i]), c->msg_mr))
 			goto fail;
-	if (rdma_connect(c->id, &cp))
+	if (rdma_connect(c->id, &cp) ||
+	    wait_cm(c, RDMA_CM_EVENT_ESTABLISHED, o->timeout_ms))
 		goto fail;
 	return 0;
 fail:
 	ret = errno;
-	if (c->data_mr)
-		rdma_dereg_mr(c->data_mr);
-	if (c->msg_mr)
-		rdma_dereg_mr(c->msg_mr);
-	c->data_mr = c->msg_mr = NULL;
-	rdma_destroy_ep(c->id);
-	c->id = NULL;
+	conn_close(c);
 	errno = ret;
 	return -1;
 }
@@ -389,7 +435,7 @@ static int conn_open(struct conn *c, const struct opts *o)
 	}
 	m = wait_msg(c, DLR_MSG_REGION);
 	if (!m) {
-		conn_close(c, false);
+		conn_close(c);
 		return -1;
 	}
 	c->raddr = be64toh(m->addr);
@@ -654,7 +700,7 @@ int main(int argc, char **argv)
 				    IBV_SEND_SIGNALED))
 			wait_send(&c, "SEND BYE");
 	}
-	conn_close(&c, ret == 0);
+	conn_close(&c);
 	free(c.data);
 	return ret;
 }

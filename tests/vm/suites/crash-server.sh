@@ -56,6 +56,7 @@ if ! [[ "$round" =~ ^[0-9]+$ ]] || [ -z "$me" ]; then
 	suite_end
 	exit 1
 fi
+echo "crash-server: round $round"
 echo "crash-server: round $round, final $final, broken $broken on $(uname -r)"
 
 if [ "$broken" = 1 ]; then
@@ -95,7 +96,9 @@ while read -r fs _; do
 		grep -q "^daxlease serve: serving" "$tmp/$fs.log" && { ok=1; break; }
 		sleep 0.5
 	done
-	if [ "$ok" = 1 ]; then
+	if [ "$ok" = 1 ] && ! grep -q "^daxlease serve: serving .*: kind fsdax, strategy lease-pin" "$tmp/$fs.log"; then
+		result "serving_$fs" fail "not FS-DAX with the lease path: $(grep -m1 "^daxlease serve: serving" "$tmp/$fs.log")"
+	elif [ "$ok" = 1 ]; then
 		result "serving_$fs" pass "$(grep -m1 "^daxlease serve: serving" "$tmp/$fs.log" | cut -c 24-)"
 	else
 		result "serving_$fs" fail "daxlease serve did not start: $(tail -n 3 "$tmp/$fs.log" | tr '\n' ' ')"
