@@ -145,6 +145,10 @@ static void print_json(const struct utsname *u, int lease, int lease_err,
 		dt_json_bool(&j, "odp", !!(p->caps.cap_flags & IBV_DAX_CAP_ODP));
 		dt_json_bool(&j, "atomic_write",
 			     !!(p->caps.cap_flags & IBV_DAX_CAP_ATOMIC_WRITE));
+		dt_json_bool(&j, "flush",
+			     !!(p->caps.cap_flags & IBV_DAX_CAP_FLUSH));
+		dt_json_bool(&j, "flush_post",
+			     !!(p->caps.cap_flags & IBV_DAX_CAP_FLUSH_POST));
 		dt_json_bool(&j, "pagecache_write_pin",
 			     !!(p->caps.cap_flags &
 				IBV_DAX_CAP_PAGECACHE_WRITE_PIN));

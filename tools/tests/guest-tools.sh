@@ -89,6 +89,15 @@ else
 	jq probe-atomic-write "$tmp/probe.json" "not d['devices'][0]['atomic_write']" \
 		"$dev has no RDMA ATOMIC WRITE before Linux 6.2"
 fi
+# RDMA FLUSH targets from 6.2; whether this build can post FLUSH is the
+# libibverbs it was built against (a bool either way)
+if kernel_at_least 6 2; then
+	jq probe-flush "$tmp/probe.json" "d['devices'][0]['flush'] and isinstance(d['devices'][0]['flush_post'], bool)" \
+		"$dev takes RDMA FLUSH (Linux 6.2+)"
+else
+	jq probe-flush "$tmp/probe.json" "not d['devices'][0]['flush'] and isinstance(d['devices'][0]['flush_post'], bool)" \
+		"$dev takes no RDMA FLUSH before Linux 6.2"
+fi
 if [ "$kernel" = patched ]; then
 	jq probe-kernel "$tmp/probe.json" \
 		"d['kernel']['layout_lease'] and d['kernel']['file_pins'] and d['devices'][0]['ext_reg_mr'] and d['devices'][0]['ext_reg_mr_probe'] == 'EINVAL'" \
