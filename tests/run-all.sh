@@ -110,8 +110,7 @@ step_reliability() { bash "$top/tests/reliability/run.sh"; }
 
 STEPS="deps build unit uapi vm_stock_61 vm_stock_612 kernel_61 kernel_612
        kernel_debcfg_61 kernel_debcfg_612 vm_patched_61 vm_patched_612
-       vm_pair_61 vm_pair_612 vm_crash_612 packages reliability bench_61 bench_612
-       bench_remote_612"
+       vm_pair_61 vm_pair_612 vm_crash_612 packages reliability bench_61 bench_612"
 
 if [ "$only" = LIST ]; then
 	echo $STEPS
