@@ -49,6 +49,8 @@ USAGE
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/vm/pair-lib.sh
+. "$here/pair-lib.sh"
 line=6.12
 rounds=5
 seed=
@@ -109,20 +111,15 @@ cleanup()
 }
 trap cleanup EXIT
 
-port_used() { ss -Hln -u "sport = :$1" 2>/dev/null | grep -q .; }
-for _ in $(seq 50); do
-	ps=$((20000 + RANDOM % 20000))
-	pc=$((ps + 1))
-	port_used "$ps" || port_used "$pc" || break
-done
-srv_ip=10.0.0.1
-cli_ip=10.0.0.2
+pair_ports
+srv_ip=$PAIR_SERVER_IP
+cli_ip=$PAIR_CLIENT_IP
 phase "seed $seed, $rounds kills, line $line$([ "$broken" = 1 ] && echo ", BROKEN server (negative control)"); link $ps <-> $pc; NVDIMMs in $nvdir"
 
 bash "$here/run.sh" --no-build --build-dir "$build" --kernel stock \
 	--line "$line" --smp 1 --timeout $((600 + rounds * 400)) \
 	--suites crash-client --out "$out/client" \
-	--link "$pc:$ps:52:54:00:da:00:02" \
+	--link "$pc:$ps:$PAIR_CLIENT_MAC" \
 	--append "daxlease.role=client daxlease.ip=$cli_ip/24 daxlease.peer=$srv_ip daxlease.crash=$rounds" \
 	> "$out/client.log" 2>&1 &
 cpid=$!
@@ -189,7 +186,7 @@ for ((r = 1; r <= rounds + 1; r++)); do
 	bash "$here/run.sh" --no-build --build-dir "$build" \
 		--kernel "$server_kernel" --smp 2 --timeout 900 \
 		--suites crash-server --out "$sdir" --nvdimm-dir "$nvdir" \
-		--link "$ps:$pc:52:54:00:da:00:01" \
+		--link "$ps:$pc:$PAIR_SERVER_MAC" \
 		--append "daxlease.role=server daxlease.ip=$srv_ip/24 daxlease.peer=$cli_ip daxlease.crash=$spec" \
 		> "$out/server-$r.log" 2>&1 &
 	spid=$!

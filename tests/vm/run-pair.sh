@@ -32,6 +32,8 @@ USAGE
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/vm/pair-lib.sh
+. "$here/pair-lib.sh"
 line=
 server_kernel=
 server_suites=remote-server
@@ -74,27 +76,21 @@ fi
 # the stock kernel before the boots, so that neither waits on the other
 timeout 900 bash "$here/get-stock-kernel.sh" --line "$line" > /dev/null
 
-# Two free UDP ports next to each other, one per QEMU.
-port_used() { ss -Hln -u "sport = :$1" 2>/dev/null | grep -q .; }
-for _ in $(seq 50); do
-	ps=$((20000 + RANDOM % 20000))
-	pc=$((ps + 1))
-	port_used "$ps" || port_used "$pc" || break
-done
+pair_ports
 phase "link: server 127.0.0.1:$ps <-> client 127.0.0.1:$pc"
 
-srv_ip=10.0.0.1
-cli_ip=10.0.0.2
+srv_ip=$PAIR_SERVER_IP
+cli_ip=$PAIR_CLIENT_IP
 common=(--no-build --build-dir "$build" --timeout "$tmo")
 bash "$here/run.sh" "${common[@]}" --kernel "$server_kernel" --smp 2 \
 	--suites "$server_suites" --out "$out/server" \
-	--link "$ps:$pc:52:54:00:da:00:01" \
+	--link "$ps:$pc:$PAIR_SERVER_MAC" \
 	--append "daxlease.role=server daxlease.ip=$srv_ip/24 daxlease.peer=$cli_ip $append" \
 	> "$out/server.log" 2>&1 &
 spid=$!
 bash "$here/run.sh" "${common[@]}" --kernel stock --line "$line" --smp 1 \
 	--suites "$client_suites" --out "$out/client" \
-	--link "$pc:$ps:52:54:00:da:00:02" \
+	--link "$pc:$ps:$PAIR_CLIENT_MAC" \
 	--append "daxlease.role=client daxlease.ip=$cli_ip/24 daxlease.peer=$srv_ip $append" \
 	> "$out/client.log" 2>&1 &
 cpid=$!
