@@ -34,7 +34,8 @@ usage: $0 --build-dir DIR --out FILE [--kernel-tree DIR] [--cache DIR]
                      of lsmod, for 'make LSMOD=FILE localmodconfig'
                      (kernel-headers/build-deb.sh --localmodconfig)
 Environment: DAXLEASE_VM_EXTRA_BINS="path ..." adds host programs (with
-their libraries) to the project layer.
+their libraries) to the project layer; DAXLEASE_VM_EXTRA_TREE=DIR copies
+the tree DIR into it as it is.
 USAGE
 }
 
@@ -285,6 +286,12 @@ build_project()
 	for b in ${DAXLEASE_VM_EXTRA_BINS:-}; do
 		copy_elf "$root" "$b"
 	done
+	# a tree of its own, copied as it is: tests/vm/get-rdma-core.sh's
+	# rdma-core under /opt/daxlease/rdma-core (its libraries need only
+	# what the base layer's rdma-core needs: libnl and libc)
+	if [ -n "${DAXLEASE_VM_EXTRA_TREE:-}" ]; then
+		cp -a "$DAXLEASE_VM_EXTRA_TREE"/. "$root"/
+	fi
 	mkdir -p "$root/opt/daxlease/vm/suites" "$root/opt/daxlease/src"
 	cp "$here/init" "$root/init"
 	chmod 755 "$root/init"

@@ -27,3 +27,26 @@ pair_ports()
 }
 
 _pair_port_used() { ss -Hln -u "sport = :$1" 2>/dev/null | grep -q .; }
+
+# pair_persist MODE OUT: for --client-persist MODE (send or flush), sets
+# PAIR_PERSIST_ARGS, the kernel command line both guests get; with flush,
+# the client's RDMA FLUSH build (tests/vm/get-rdma-core.sh) is made in
+# OUT/flush-tree and exported as DAXLEASE_VM_EXTRA_TREE for the guest
+# images.  Fails with a message otherwise.  (Not in a subshell: it exports.)
+pair_persist()
+{
+	local mode=$1 out=$2 lib
+
+	PAIR_PERSIST_ARGS=
+	lib=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+	case "$mode" in
+	send) return 0 ;;
+	flush) ;;
+	*) echo "--client-persist is send or flush, not '$mode'" >&2; return 1 ;;
+	esac
+	timeout 5400 bash "$lib/get-rdma-core.sh" \
+		--client "$lib/../../build/vm-flush-client" "$out/flush-tree" \
+		> /dev/null || return 1
+	export DAXLEASE_VM_EXTRA_TREE=$out/flush-tree
+	PAIR_PERSIST_ARGS=daxlease.persist=flush
+}

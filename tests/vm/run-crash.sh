@@ -43,6 +43,8 @@ usage: $0 [--line 6.1|6.12] [--rounds N] [--seed S] [--broken] [options]
                      8000; --broken: 1500)
   --server-kernel BZIMAGE  (default: build-kernel.sh --line L)
   --out DIR          OUT/client, OUT/server-R (default build/vm-crash-L)
+  --client-persist M send (default) or flush: the client makes its records
+                     durable with RDMA FLUSH (tests/vm/run-pair.sh)
   --no-build         use build/vm-build as it is
 USAGE
 }
@@ -60,6 +62,7 @@ server_kernel=
 out=
 do_build=1
 build=$top/build/vm-build
+persist=send
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--line) line=$2; shift 2 ;;
@@ -69,6 +72,7 @@ while [ $# -gt 0 ]; do
 	--max-delay) max_delay=$2; shift 2 ;;
 	--server-kernel) server_kernel=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
+	--client-persist) persist=$2; shift 2 ;;
 	--no-build) do_build=0; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "$0: unknown argument $1" >&2; usage >&2; exit 2 ;;
@@ -94,6 +98,8 @@ fi
 [ -f "$server_kernel" ] || { echo "$0: no kernel image $server_kernel" >&2; exit 1; }
 [ "$do_build" = 1 ] && bash "$here/run.sh" --build-only --build-dir "$build" --out "$out"
 timeout 900 bash "$here/get-stock-kernel.sh" --line "$line" > /dev/null
+pair_persist "$persist" "$out" || exit 1
+pargs=$PAIR_PERSIST_ARGS
 
 nvdir=$(mktemp -d /dev/shm/daxlease-crash.XXXXXX)
 cpid=
@@ -114,13 +120,13 @@ trap cleanup EXIT
 pair_ports
 srv_ip=$PAIR_SERVER_IP
 cli_ip=$PAIR_CLIENT_IP
-phase "seed $seed, $rounds kills, line $line$([ "$broken" = 1 ] && echo ", BROKEN server (negative control)"); link $ps <-> $pc; NVDIMMs in $nvdir"
+phase "seed $seed, $rounds kills, line $line$([ "$broken" = 1 ] && echo ", BROKEN server (negative control)"), client persists with $persist; link $ps <-> $pc; NVDIMMs in $nvdir"
 
 bash "$here/run.sh" --no-build --build-dir "$build" --kernel stock \
 	--line "$line" --smp 1 --timeout $((600 + rounds * 400)) \
 	--suites crash-client --out "$out/client" \
 	--link "$pc:$ps:$PAIR_CLIENT_MAC" \
-	--append "daxlease.role=client daxlease.ip=$cli_ip/24 daxlease.peer=$srv_ip daxlease.crash=$rounds" \
+	--append "daxlease.role=client daxlease.ip=$cli_ip/24 daxlease.peer=$srv_ip daxlease.crash=$rounds $pargs" \
 	> "$out/client.log" 2>&1 &
 cpid=$!
 ccons=$out/client/console.log
@@ -187,7 +193,7 @@ for ((r = 1; r <= rounds + 1; r++)); do
 		--kernel "$server_kernel" --smp 2 --timeout 900 \
 		--suites crash-server --out "$sdir" --nvdimm-dir "$nvdir" \
 		--link "$ps:$pc:$PAIR_SERVER_MAC" \
-		--append "daxlease.role=server daxlease.ip=$srv_ip/24 daxlease.peer=$cli_ip daxlease.crash=$spec" \
+		--append "daxlease.role=server daxlease.ip=$srv_ip/24 daxlease.peer=$cli_ip daxlease.crash=$spec $pargs" \
 		> "$out/server-$r.log" 2>&1 &
 	spid=$!
 	if [ "$r" -gt "$rounds" ]; then

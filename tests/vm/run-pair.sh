@@ -26,6 +26,10 @@ usage: $0 --line 6.1|6.12 [options]
   --timeout SEC      per guest (default 1500); when one guest has ended,
                      the other gets at most 300 s more
   --append "ARGS"    extra kernel command line of both guests
+  --client-persist M send (default): daxlease-remote-client makes its
+                     records durable with PERSIST; flush: with RDMA FLUSH,
+                     built against a newer rdma-core (tests/vm/get-rdma-core.sh)
+                     and run with --persist flush in the client guest
   --no-build         use build/vm-build as it is
 USAGE
 }
@@ -43,6 +47,7 @@ tmo=1500
 do_build=1
 build=$top/build/vm-build
 append=
+persist=send
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--line) line=$2; shift 2 ;;
@@ -52,6 +57,7 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift 2 ;;
 	--timeout) tmo=$2; shift 2 ;;
 	--append) append=$2; shift 2 ;;
+	--client-persist) persist=$2; shift 2 ;;
 	--no-build) do_build=0; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "$0: unknown argument $1" >&2; usage >&2; exit 2 ;;
@@ -73,6 +79,8 @@ fi
 if [ "$do_build" = 1 ]; then
 	bash "$here/run.sh" --build-only --build-dir "$build" --out "$out"
 fi
+pair_persist "$persist" "$out" || exit 1
+append="$append $PAIR_PERSIST_ARGS"
 # the stock kernel before the boots, so that neither waits on the other
 timeout 900 bash "$here/get-stock-kernel.sh" --line "$line" > /dev/null
 

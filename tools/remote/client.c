@@ -5,9 +5,15 @@
  * needs nothing of daxlease.
  *
  *   put    RDMA-WRITE records and have them made durable, printing
- *          "acked SEQ" once the server acknowledged every record up to SEQ
+ *          "acked SEQ" once every record up to SEQ is durable
  *   check  RDMA-READ records back and check that they are intact
- *   lat    latency of a durable write: WRITE + PERSIST + ACK
+ *   lat    latency of a durable write: WRITE, then PERSIST + ACK or FLUSH
+ *
+ * A range is made durable one of two ways (--persist): a PERSIST message
+ * that the server answers with an ACK once it has persisted the range,
+ * or, where the server registered its region for it and this client's
+ * libibverbs and device can post it, an IBTA RDMA FLUSH of placement type
+ * persistent, whose completion says the same without the server's CPU.
  *
  * Every wait is bounded (--timeout): a server that vanishes ends the
  * client with an error, never a hang.
@@ -36,6 +42,18 @@
 #define NRECV 72		/* > the server's most credits, plus REGION */
 #define NSEND 8
 #define MAX_IO (1UL << 20)	/* bytes of one WRITE or READ */
+/*
+ * A client that makes its ranges durable with RDMA FLUSH sends the server
+ * nothing, and a server drops clients that stay silent (--idle-timeout):
+ * so at least once a second a range is made durable with PERSIST instead.
+ */
+#define FLUSH_KEEPALIVE_US 1e6
+
+enum persist_mode {
+	PERSIST_AUTO,		/* FLUSH where it can be posted, else PERSIST */
+	PERSIST_SEND,		/* PERSIST + ACK */
+	PERSIST_FLUSH,		/* RDMA FLUSH, or an error */
+};
 
 struct opts {
 	const char *addr;
@@ -51,6 +69,7 @@ struct opts {
 	uint64_t batch;
 	uint64_t slots;		/* 0: no wrap */
 	uint64_t iters;
+	enum persist_mode persist;
 	bool quiet;
 };
 
@@ -70,6 +89,14 @@ struct conn {
 	uint32_t flags;
 	unsigned int next_send;
 	unsigned int timeout_ms;
+	/* the QP can post RDMA FLUSH (NULL: it cannot; why_no_flush says why) */
+	struct ibv_qp_ex *qpx;
+	const char *why_no_flush;
+	bool use_flush;		/* ranges are made durable with FLUSH */
+	bool fatal;		/* the connect failed for good: no retry */
+	double last_persist_us;	/* when the last PERSIST was sent */
+	uint64_t nflush;	/* ranges made durable with FLUSH */
+	uint64_t npersist;	/* and with PERSIST */
 };
 
 static double now_us(void)
@@ -88,13 +115,17 @@ static void usage(FILE *f)
 		"        [--slots W]\n"
 		"        write records START..START+N-1 of client C, record SEQ at\n"
 		"        BASE + (SEQ mod W) * B of the served region (W: no wrap by\n"
-		"        default); K records a PERSIST; prints \"acked SEQ\" when the\n"
-		"        server acknowledged them durable\n"
+		"        default); K records are made durable at once; prints\n"
+		"        \"acked SEQ\" when they are\n"
 		"  check --id C --count N --size B [--base OFF] [--start SEQ] [--slots W]\n"
 		"        read the same records back; exit 0 only if all are intact\n"
 		"  lat   --size B [--iters N] [--base OFF]\n"
-		"        WRITE B bytes, PERSIST, wait for the ACK, N times (default\n"
+		"        WRITE B bytes and make them durable, N times (default\n"
 		"        1000); prints min, median, p99 and max in microseconds\n"
+		"  --persist M    how a range is made durable: send (PERSIST, then\n"
+		"                 the server's ACK), flush (RDMA FLUSH, persistent;\n"
+		"                 an error where it cannot be posted) or auto (the\n"
+		"                 default: flush where it can be posted, else send)\n"
 		"  -a ADDR        server address\n"
 		"  -p PORT        port (default " DLR_DEFAULT_PORT ")\n"
 		"  -t MS          bound of every wait (default 10000)\n"
@@ -136,6 +167,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "batch", required_argument, NULL, 'k' },
 		{ "slots", required_argument, NULL, 'w' },
 		{ "iters", required_argument, NULL, 'N' },
+		{ "persist", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -179,6 +211,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'k': if (parse_u64(optarg, &o->batch) || !o->batch) goto bad; break;
 		case 'w': if (parse_u64(optarg, &o->slots) || !o->slots) goto bad; break;
 		case 'N': if (parse_u64(optarg, &o->iters) || !o->iters) goto bad; break;
+		case 'P':
+			if (!strcmp(optarg, "auto"))
+				o->persist = PERSIST_AUTO;
+			else if (!strcmp(optarg, "send"))
+				o->persist = PERSIST_SEND;
+			else if (!strcmp(optarg, "flush"))
+				o->persist = PERSIST_FLUSH;
+			else
+				goto bad;
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: goto usage;
 		}
@@ -356,6 +398,59 @@ static int wait_cm(struct conn *c, enum rdma_cm_event_type want,
 	return -1;
 }
 
+/* the device capabilities of RDMA FLUSH (IB_UVERBS_DEVICE_FLUSH_*) */
+#define DEVICE_FLUSH_GLOBAL (1ULL << 38)
+#define DEVICE_FLUSH_PERSISTENT (1ULL << 39)
+
+/*
+ * The QP of the connection: unless --persist send, one that can post RDMA
+ * FLUSH where this libibverbs, the device and its provider can (c->qpx),
+ * else a plain one, with the reason in c->why_no_flush.  0, or -1 (errno).
+ */
+static int create_qp(struct conn *c, const struct opts *o,
+		     struct ibv_qp_init_attr *qa)
+{
+	if (o->persist == PERSIST_SEND) {
+		c->why_no_flush = "--persist send";
+		return rdma_create_qp(c->id, NULL, qa);
+	}
+#ifdef DL_HAVE_IBV_FLUSH
+	{
+		struct ibv_qp_init_attr_ex qx = {
+			.cap = qa->cap,
+			.qp_type = IBV_QPT_RC,
+			.sq_sig_all = 0,
+			.comp_mask = IBV_QP_INIT_ATTR_PD |
+				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			.pd = c->id->pd,
+			.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
+					  IBV_QP_EX_WITH_RDMA_READ |
+					  IBV_QP_EX_WITH_SEND |
+					  IBV_QP_EX_WITH_FLUSH,
+		};
+		const uint64_t both = DEVICE_FLUSH_GLOBAL |
+				      DEVICE_FLUSH_PERSISTENT;
+		struct ibv_device_attr_ex da;
+
+		if (ibv_query_device_ex(c->id->verbs, NULL, &da))
+			c->why_no_flush = "the device's attributes could not be queried";
+		else if ((da.device_cap_flags_ex & both) != both)
+			c->why_no_flush = "the device cannot execute RDMA FLUSH";
+		else if (rdma_create_qp_ex(c->id, &qx))
+			c->why_no_flush = "the device's provider cannot post RDMA FLUSH";
+		else if (!(c->qpx = ibv_qp_to_qp_ex(c->id->qp)))
+			return errno = EPROTO, -1;
+		else
+			return 0;
+	}
+#else
+	c->why_no_flush = "this client's libibverbs cannot post RDMA FLUSH (rdma-core 45 and later can)";
+#endif
+	if (o->persist == PERSIST_FLUSH)
+		return errno = EOPNOTSUPP, -1;
+	return rdma_create_qp(c->id, NULL, qa);
+}
+
 static int try_connect(struct conn *c, const struct opts *o)
 {
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
@@ -384,11 +479,18 @@ static int try_connect(struct conn *c, const struct opts *o)
 		return errno = EINVAL, -1;
 	}
 	/* address and route resolution: bounded by librdmacm (2 s each) */
-	ret = rdma_create_ep(&c->id, res, NULL, &qa);
+	ret = rdma_create_ep(&c->id, res, NULL, NULL);
 	rdma_freeaddrinfo(res);
 	if (ret) {
 		c->id = NULL;
 		return -1;
+	}
+	c->qpx = NULL;
+	c->why_no_flush = NULL;
+	if (create_qp(c, o, &qa)) {
+		/* --persist flush where FLUSH cannot be posted: no retry */
+		c->fatal = errno == EOPNOTSUPP;
+		goto fail;
 	}
 	/* asynchronous from here: the connect is waited for, bounded */
 	c->ch = rdma_create_event_channel();
@@ -426,6 +528,11 @@ static int conn_open(struct conn *c, const struct opts *o)
 		tries++;
 		if (!try_connect(c, o))
 			break;
+		if (c->fatal) {
+			fprintf(stderr, PROG ": --persist flush: %s\n",
+				c->why_no_flush);
+			return -1;
+		}
 		if (now_us() >= deadline) {
 			fprintf(stderr, PROG ": connecting to %s port %s: %s (%d attempts)\n",
 				o->addr, o->port, strerror(errno), tries);
@@ -444,15 +551,28 @@ static int conn_open(struct conn *c, const struct opts *o)
 	c->credits = be32toh(m->credits);
 	c->flags = be32toh(m->flags);
 	/*
-	 * A FLUSH target could be flushed with RDMA FLUSH instead of a
-	 * PERSIST round trip; this client always asks for PERSIST, which
-	 * every server answers (and rdma-core before 45 cannot post FLUSH).
+	 * RDMA FLUSH where the server registered its region for it (only
+	 * persistent memory can be) and this QP can post it; PERSIST, which
+	 * every server answers, otherwise.
 	 */
-	printf("connected to %s port %s after %d attempt(s): region of %" PRIu64 " bytes, rkey 0x%x, %u credits%s%s\n",
+	if (c->qpx && !(c->flags & DLR_REGION_FLUSH))
+		c->why_no_flush = "the server did not register its region for RDMA FLUSH (daxlease serve --flush)";
+	c->use_flush = c->qpx && (c->flags & DLR_REGION_FLUSH);
+	if (o->persist == PERSIST_FLUSH && !c->use_flush) {
+		fprintf(stderr, PROG ": --persist flush: %s\n", c->why_no_flush);
+		conn_close(c);
+		return -1;
+	}
+	printf("connected to %s port %s after %d attempt(s): region of %" PRIu64 " bytes, rkey 0x%x, %u credits%s%s; durable by %s%s%s\n",
 	       o->addr, o->port, tries, c->rlen, c->rkey, c->credits,
 	       c->flags & DLR_REGION_CACHE_FLUSH ? ", cache flush" : "",
-	       c->flags & DLR_REGION_FLUSH ?
-		       ", RDMA FLUSH target (this client persists with PERSIST)" : "");
+	       c->flags & DLR_REGION_FLUSH ? ", RDMA FLUSH target" : "",
+	       c->use_flush ? "RDMA FLUSH" : "PERSIST and ACK",
+	       c->use_flush ? "" : " (no FLUSH: ",
+	       c->use_flush ? "" : c->why_no_flush);
+	if (!c->use_flush)
+		putchar(')');
+	putchar('\n');
 	fflush(stdout);
 	return 0;
 }
@@ -486,12 +606,56 @@ static int rdma_io(struct conn *c, bool write, size_t loff, uint64_t roff,
 	return write ? 0 : wait_send(c, "RDMA READ");
 }
 
-/* PERSIST [off, +len) as seq and wait for its ACK; 0 or -1. */
+/*
+ * RDMA FLUSH [off, +len) of the region, placement type persistent, and
+ * wait for its completion: the responder executes it after the WRITEs
+ * posted before it on this QP, and completes it once the range is
+ * persistent.  0 or -1.
+ */
+static int persist_flush(struct conn *c, uint64_t off, uint64_t len)
+{
+#ifdef DL_HAVE_IBV_FLUSH
+	if (off > c->rlen || len > c->rlen - off) {
+		fprintf(stderr, PROG ": FLUSH [%" PRIu64 ", +%" PRIu64 ") is outside the region of %" PRIu64 " bytes\n",
+			off, len, c->rlen);
+		return errno = EINVAL, -1;
+	}
+	ibv_wr_start(c->qpx);
+	c->qpx->wr_id = 0;
+	/* signaled: its completion frees the send queue of the WRITEs too */
+	c->qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_flush(c->qpx, c->rkey, c->raddr + off, len,
+		     IBV_FLUSH_PERSISTENT, IBV_FLUSH_RANGE);
+	errno = ibv_wr_complete(c->qpx);
+	if (errno) {
+		perror(PROG ": posting RDMA FLUSH");
+		return -1;
+	}
+	return wait_send(c, "RDMA FLUSH");
+#else
+	(void)c;
+	(void)off;
+	(void)len;
+	return errno = EOPNOTSUPP, -1;
+#endif
+}
+
+/*
+ * Make [off, +len) durable as seq: RDMA FLUSH, or PERSIST and wait for its
+ * ACK; 0 or -1.
+ */
 static int persist(struct conn *c, uint64_t seq, uint64_t off, uint64_t len)
 {
 	struct dlr_msg *m = &c->send[c->next_send++ % (NSEND - 1)];
 	const struct dlr_msg *ack;
 	uint32_t status;
+
+	if (c->use_flush && now_us() - c->last_persist_us < FLUSH_KEEPALIVE_US) {
+		c->nflush++;
+		return persist_flush(c, off, len);
+	}
+	c->npersist++;
+	c->last_persist_us = now_us();
 
 	*m = (struct dlr_msg){
 		.magic = htobe32(DLR_MAGIC),
@@ -599,8 +763,8 @@ static int cmd_put(struct conn *c, const struct opts *o)
 			fflush(stdout);
 		}
 	}
-	printf("put: %" PRIu64 " records of %" PRIu64 " bytes durable in %.0f us\n",
-	       o->count, o->size, now_us() - t0);
+	printf("put: %" PRIu64 " records of %" PRIu64 " bytes durable in %.0f us (%" PRIu64 " RDMA FLUSH, %" PRIu64 " PERSIST)\n",
+	       o->count, o->size, now_us() - t0, c->nflush, c->npersist);
 	return 0;
 }
 
@@ -656,9 +820,10 @@ static int cmd_lat(struct conn *c, const struct opts *o)
 		t[i] = now_us() - t0;
 	}
 	qsort(t, o->iters, sizeof(*t), cmp_double);
-	printf("lat: %" PRIu64 " bytes x %" PRIu64 ": min %.1f median %.1f p99 %.1f max %.1f us\n",
+	printf("lat: %" PRIu64 " bytes x %" PRIu64 ": min %.1f median %.1f p99 %.1f max %.1f us (%" PRIu64 " WRITE + FLUSH, %" PRIu64 " WRITE + PERSIST + ACK)\n",
 	       o->size, o->iters, t[0], t[o->iters / 2],
-	       t[(o->iters * 99) / 100], t[o->iters - 1]);
+	       t[(o->iters * 99) / 100], t[o->iters - 1], c->nflush,
+	       c->npersist);
 	free(t);
 	return 0;
 }

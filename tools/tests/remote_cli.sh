@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # Host test of the daxlease-remote-client command line: --help, usage
-# errors (exit 2) for bad sizes, counts, wrapping and offsets past 2^64,
+# errors (exit 2) for bad sizes, counts, wrapping, offsets past 2^64 and
+# --persist modes,
 # and exit 1 when there is no server to reach.  Needs no RDMA device (the
 # protocol runs in the test VM's two guests, tests/vm/run-pair.sh).
 set -euo pipefail
@@ -48,7 +49,11 @@ run suffix-overflow 2 -a 127.0.0.1 put --count 1 --size 64 --base 99999999999999
 run negative 2 -a 127.0.0.1 put --count -1 --size 64
 run bad-timeout 2 -a 127.0.0.1 -t 0 put --count 1 --size 64
 run lat-size-zero 2 -a 127.0.0.1 lat --size 0
+run bad-persist 2 -a 127.0.0.1 --persist fast put --count 1 --size 64
+run persist-no-arg 2 -a 127.0.0.1 put --count 1 --size 64 --persist
 # a well-formed command with no server to reach: a failure, not a hang
 run no-server 1 -a 127.0.0.1 -t 2000 put --id 1 --count 1 --size 64
+run no-server-flush 1 -a 127.0.0.1 -t 2000 --persist flush lat --size 64
+run no-server-send 1 -a 127.0.0.1 -t 2000 check --persist send --count 1 --size 64
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

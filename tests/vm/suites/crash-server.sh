@@ -84,6 +84,8 @@ while read -r fs port _; do
 	args=(serve "$f" -l "$REMOTE_CRASH_SIZE" -b "$me" -p "$port")
 	[ "$final" = 1 ] && args+=(--exit-after 1)
 	[ "$broken" = 1 ] && args+=(--unsafe-ack-first)
+	# the client makes its records durable with RDMA FLUSH
+	[ "${DAXLEASE_PERSIST:-}" = flush ] && args+=(--flush)
 	echo "  \$ daxlease ${args[*]}"
 	daxlease "${args[@]}" 2>&1 | tee "$tmp/$fs.log" |
 		awk -v p="  $fs| " '{ print p $0; fflush() }' &

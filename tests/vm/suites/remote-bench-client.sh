@@ -51,7 +51,7 @@ measure()
 	fsdax|devdax)
 		port=$REMOTE_BENCH_FSDAX
 		[ "$c" = devdax ] && port=$REMOTE_BENCH_DEVDAX
-		daxlease-remote-client -a "$peer" -p "$port" -R 300 -t 30000 \
+		remote_client -a "$peer" -p "$port" -R 300 -t 30000 \
 			lat --size "$size" --iters "$iters" > "$log" 2>&1 || rc=$?
 		;;
 	rpma)

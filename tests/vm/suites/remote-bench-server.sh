@@ -39,11 +39,14 @@ f=$DAXLEASE_EXT4/bench.dat
 suite_begin remote-bench-server
 rm -f "$f"
 fallocate -l 8M "$f"
-daxlease serve "$f" -l 8M -b "$me" -p "$REMOTE_BENCH_FSDAX" \
+# the client makes its writes durable with RDMA FLUSH
+flush=()
+[ "${DAXLEASE_PERSIST:-}" = flush ] && flush=(--flush)
+daxlease serve "$f" -l 8M -b "$me" -p "$REMOTE_BENCH_FSDAX" "${flush[@]}" \
 	--exit-after "$conns" > "$tmp/fsdax.log" 2>&1 &
 p1=$!
 daxlease serve "$DAXLEASE_DEVDAX" -l 2M -b "$me" -p "$REMOTE_BENCH_DEVDAX" \
-	--exit-after "$conns" > "$tmp/devdax.log" 2>&1 &
+	"${flush[@]}" --exit-after "$conns" > "$tmp/devdax.log" 2>&1 &
 p2=$!
 (
 	for ((i = 0; i < conns; i++)); do
