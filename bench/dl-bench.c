@@ -330,11 +330,18 @@ static void run_order(int *ord, int n, int r)
 
 /* ---- registration: one sample of each case ---- */
 
+/*
+ * Baseline B is anonymous memory as THP maps it (2 MiB folios: GUP-fast
+ * takes a PMD at a time); baseline C the same with MADV_NOHUGEPAGE, a
+ * folio per 4 KiB page, as FS-DAX pages are on these kernels: what
+ * upstream pays per page of small-page DRAM.
+ */
 enum { C_DAX_FSDAX, C_DAX_DEVDAX, C_RAW_FSDAX, C_BASE_A, C_BASE_B,
-       C_RPMA_DEVDAX, C_RPMA_FSDAX, C_RAW_FSDAX_PREFAULTED, C_NUM };
+       C_RPMA_DEVDAX, C_RPMA_FSDAX, C_RAW_FSDAX_PREFAULTED, C_BASE_C, C_NUM };
 static const char *const cname[C_NUM] = {
 	"daxlease_fsdax", "daxlease_devdax", "raw_fsdax", "baseline_a_devdax",
 	"baseline_b_anon", "rpma_devdax", "rpma_fsdax", "raw_fsdax_prefaulted",
+	"baseline_c_anon_4k",
 };
 /*
  * Phases of the hand-made lease path and of baseline A; prefault only of
@@ -533,8 +540,11 @@ static void sample_base_a(struct regset *rs, size_t len)
 		s_add(&rs->dereg[C_BASE_A], now_us() - t0);
 }
 
-/* Baseline B: ibv_reg_mr of touched anonymous memory (the map untimed). */
-static void sample_base_b(struct regset *rs, void *anon, size_t len)
+/*
+ * Baselines B and C (case c): ibv_reg_mr of touched anonymous memory (the
+ * map untimed).
+ */
+static void sample_base_b(struct regset *rs, int c, void *anon, size_t len)
 {
 	struct ibv_mr *mr;
 	double t0, t1;
@@ -543,17 +553,16 @@ static void sample_base_b(struct regset *rs, void *anon, size_t len)
 	mr = ibv_reg_mr(pd, anon, len, ACCESS);
 	t1 = now_us();
 	if (!mr) {
-		s_err(&rs->reg[C_BASE_B][P_TOTAL], "ibv_reg_mr: %s",
-		      strerror(errno));
+		s_err(&rs->reg[c][P_TOTAL], "ibv_reg_mr: %s", strerror(errno));
 		return;
 	}
-	s_add(&rs->reg[C_BASE_B][P_TOTAL], t1 - t0);
+	s_add(&rs->reg[c][P_TOTAL], t1 - t0);
 	t0 = now_us();
 	if (ibv_dereg_mr(mr)) {
-		s_err(&rs->dereg[C_BASE_B], "ibv_dereg_mr: %s", strerror(errno));
+		s_err(&rs->dereg[c], "ibv_dereg_mr: %s", strerror(errno));
 		return;
 	}
-	s_add(&rs->dereg[C_BASE_B], now_us() - t0);
+	s_add(&rs->dereg[c], now_us() - t0);
 }
 
 /* librpma's rpma_mr_reg on an existing mapping (mapped untimed). */
@@ -587,9 +596,12 @@ static void sample_rpma(struct regset *rs, int c, void *p, size_t len)
 	s_add(&rs->dereg[c], now_us() - t0);
 }
 
-/* One sample of case c (bench_registration() owns anon, mdev and fd_fs) */
+/*
+ * One sample of case c (bench_registration() owns anon, anon4k, mdev and
+ * fd_fs)
+ */
 static void sample_case(struct regset *t, int c, size_t len, void *anon,
-			void *mdev, int fd_fs)
+			void *anon4k, void *mdev, int fd_fs)
 {
 	size_t mlen = round_2m(len);
 	void *mfs;
@@ -610,7 +622,11 @@ static void sample_case(struct regset *t, int c, size_t len, void *anon,
 		break;
 	case C_BASE_B:
 		if (anon != MAP_FAILED)
-			sample_base_b(t, anon, len);
+			sample_base_b(t, C_BASE_B, anon, len);
+		break;
+	case C_BASE_C:
+		if (anon4k != MAP_FAILED)
+			sample_base_b(t, C_BASE_C, anon4k, len);
 		break;
 	case C_RPMA_DEVDAX:
 		if (mdev != MAP_FAILED)
@@ -679,7 +695,7 @@ static void bench_registration(void)
 	for (i = 0; i < o.nsizes; i++) {
 		size_t len = o.sizes[i], mlen = round_2m(len);
 		struct regset rs;
-		void *anon, *mdev = MAP_FAILED;
+		void *anon, *anon4k, *mdev = MAP_FAILED;
 
 		for (c = 0; c < C_NUM; c++) {
 			for (p = 0; p < P_NUM; p++)
@@ -693,6 +709,20 @@ static void bench_registration(void)
 		else
 			s_err(&rs.reg[C_BASE_B][P_TOTAL], "mmap anon: %s",
 			      strerror(errno));
+		anon4k = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (anon4k != MAP_FAILED &&
+		    madvise(anon4k, len, MADV_NOHUGEPAGE)) {
+			s_err(&rs.reg[C_BASE_C][P_TOTAL],
+			      "madvise(MADV_NOHUGEPAGE): %s", strerror(errno));
+			munmap(anon4k, len);
+			anon4k = MAP_FAILED;
+		} else if (anon4k != MAP_FAILED) {
+			memset(anon4k, 0x5a, len);
+		} else {
+			s_err(&rs.reg[C_BASE_C][P_TOTAL], "mmap anon: %s",
+			      strerror(errno));
+		}
 		if (fd_dev >= 0)
 			mdev = map_at_2m(fd_dev, 0, mlen, MAP_SHARED);
 		if (mdev == MAP_FAILED)
@@ -706,7 +736,8 @@ static void bench_registration(void)
 
 			run_order(ord, C_NUM, r);
 			for (k = 0; k < C_NUM; k++)
-				sample_case(t, ord[k], len, anon, mdev, fd_fs);
+				sample_case(t, ord[k], len, anon, anon4k,
+					    mdev, fd_fs);
 			if (r < 0) {
 				/* drop the warm-up samples, keep errors */
 				for (c = 0; c < C_NUM; c++) {
@@ -723,6 +754,9 @@ static void bench_registration(void)
 		pair_ratio(&rs, C_DAX_FSDAX, C_BASE_B, len);
 		pair_ratio(&rs, C_BASE_A, C_BASE_B, len);
 		pair_ratio_of(&rs, C_DAX_FSDAX, C_DAX_DEVDAX, len, true);
+		/* and against small-page DRAM: the per-page floor */
+		pair_ratio(&rs, C_DAX_FSDAX, C_BASE_C, len);
+		pair_ratio_of(&rs, C_DAX_FSDAX, C_BASE_C, len, true);
 		for (c = 0; c < C_NUM; c++) {
 			const char *why = rs.reg[c][P_TOTAL].err;
 
@@ -761,6 +795,8 @@ static void bench_registration(void)
 		}
 		if (anon != MAP_FAILED)
 			munmap(anon, len);
+		if (anon4k != MAP_FAILED)
+			munmap(anon4k, len);
 		if (mdev != MAP_FAILED)
 			munmap(mdev, mlen);
 	}
