@@ -6,7 +6,10 @@
 # round's own, the latency of a durable write (RDMA WRITE + PERSIST +
 # ACK, one at a time, daxlease-remote-client lat) to the server's FS-DAX
 # file and to its device DAX, and librpma's rpma_write() +
-# rpma_flush(PERSISTENT) to the same device DAX (dl-rpma-test lat).  One
+# rpma_flush(PERSISTENT) to the same device DAX (dl-rpma-test lat).  With
+# daxlease.persist=flush (bench/remote --client-persist flush) also
+# fsdax_flush and devdax_flush: RDMA WRITE + RDMA FLUSH to the same two
+# servers, by the client built against a newer rdma-core.  One
 # record per measurement: {"suite":"remote-bench","case":C,"size":S,
 # "round":R,"median_us":M,"p99_us":P}; bench/remote takes the ratios of
 # each round's medians.
@@ -48,10 +51,13 @@ measure()
 	local c=$1 size=$2 log=$tmp/lat.log rc=0 t0=$SECONDS line
 
 	case "$c" in
-	fsdax|devdax)
+	fsdax|devdax|fsdax_flush|devdax_flush)
 		port=$REMOTE_BENCH_FSDAX
-		[ "$c" = devdax ] && port=$REMOTE_BENCH_DEVDAX
-		remote_client -a "$peer" -p "$port" -R 300 -t 30000 \
+		[ "${c%_flush}" = devdax ] && port=$REMOTE_BENCH_DEVDAX
+		cl=(daxlease-remote-client --persist send)
+		[ "${c%_flush}" = "$c" ] ||
+			cl=("$REMOTE_FLUSH_CLIENT" --persist flush)
+		"${cl[@]}" -a "$peer" -p "$port" -R 300 -t 30000 \
 			lat --size "$size" --iters "$iters" > "$log" 2>&1 || rc=$?
 		;;
 	rpma)
@@ -81,22 +87,27 @@ measure()
 
 suite_begin remote-bench-client
 cases=(fsdax devdax rpma)
+[ "${DAXLEASE_PERSIST:-}" = flush ] && cases+=(fsdax_flush devdax_flush)
 for ((r = 1; r <= rounds; r++)); do
 	for size in 64 4096; do
 		# an order of the round's own: rotate by round and size
-		k=$(( (r + size / 64) % 3 ))
+		k=$(( (r + size / 64) % ${#cases[@]} ))
 		for c in "${cases[@]:k}" "${cases[@]:0:k}"; do
 			measure "$c" "$size" || true
 		done
 	done
 done
-for c in "${cases[@]}"; do
+for c in fsdax devdax rpma; do
 	for size in 64 4096; do
 		n=${got[$c.$size]:-0}
-		if [ "$n" = "$rounds" ]; then
-			result "lat_${c}_$size" pass "$rounds rounds of $iters durable writes of $size B"
+		f=
+		case "${cases[*]}" in
+		*"${c}_flush"*) f=${got[${c}_flush.$size]:-0} ;;
+		esac
+		if [ "$n" = "$rounds" ] && { [ -z "$f" ] || [ "$f" = "$rounds" ]; }; then
+			result "lat_${c}_$size" pass "$rounds rounds of $iters durable writes of $size B${f:+, with PERSIST and with RDMA FLUSH}"
 		else
-			result "lat_${c}_$size" fail "$n of $rounds rounds measured"
+			result "lat_${c}_$size" fail "$n of $rounds rounds measured${f:+ with PERSIST, $f with RDMA FLUSH}"
 		fi
 	done
 done

@@ -32,6 +32,10 @@ for a in $(cat /proc/cmdline 2>/dev/null); do
 	esac
 done
 conns=$((2 * rounds))
+rpma_conns=$conns
+# with RDMA FLUSH (bench/remote --client-persist flush), each daxlease
+# serve has the PERSIST and the FLUSH client of every round and size
+[ "${DAXLEASE_PERSIST:-}" = flush ] && conns=$((4 * rounds))
 me=$(remote_my_ip)
 tmp=$(mktemp -d)
 f=$DAXLEASE_EXT4/bench.dat
@@ -49,7 +53,7 @@ daxlease serve "$DAXLEASE_DEVDAX" -l 2M -b "$me" -p "$REMOTE_BENCH_DEVDAX" \
 	"${flush[@]}" --exit-after "$conns" > "$tmp/devdax.log" 2>&1 &
 p2=$!
 (
-	for ((i = 0; i < conns; i++)); do
+	for ((i = 0; i < rpma_conns; i++)); do
 		timeout 600 dl-rpma-test server "$me" "$REMOTE_BENCH_RPMA" \
 			"$DAXLEASE_DEVDAX" 2097152 - || exit 1
 	done
@@ -61,7 +65,9 @@ for what in fsdax:$p1 devdax:$p2 rpma:$p3; do
 	name=${what%%:*}
 	sed "s/^/  $name| /" "$tmp/$name.log" | tail -n 4
 	if [ "$rc" = 0 ]; then
-		result "serve_$name" pass "$conns connections served: $(grep -m1 -E 'serving|registered' "$tmp/$name.log" | cut -c1-150)"
+		n=$conns
+		[ "$name" = rpma ] && n=$rpma_conns
+		result "serve_$name" pass "$n connections served: $(grep -m1 -E 'serving|registered' "$tmp/$name.log" | cut -c1-150)"
 	else
 		result "serve_$name" fail "exit $rc: $(tail -n 2 "$tmp/$name.log" | tr '\n' ' ')"
 	fi
