@@ -248,6 +248,9 @@ static int parse_opts(int argc, char **argv, struct serve_opts *o)
 	if (o->unsafe && (!o->length || (o->flags & IBV_DAX_MR_CREATE) ||
 			  o->offset))
 		return dt_usage_error(CMD, "--unsafe-ack-first wants an existing file, --length, no --offset or --create");
+	/* its mapping has no MAP_SYNC: a FLUSH of the data would not do */
+	if (o->unsafe && o->flush)
+		return dt_usage_error(CMD, "--unsafe-ack-first and --flush exclude each other");
 	return 0;
 }
 
@@ -622,6 +625,7 @@ static void on_established(struct server *s, int idx)
 		.length = htobe64(s->mr->length),
 		.rkey = htobe32(s->mr->rkey),
 		.credits = htobe32(s->o->credits),
+		.idle_ms = htobe32(s->o->idle * 1000),
 	};
 	uint32_t flags = 0;
 

@@ -21,6 +21,9 @@ VERSION=56.1
 SHA256=63ce7f2baa7242c2dbc76375dac957c420187dd27f8c5e148efc07971ee522a8
 URL=http://deb.debian.org/debian/pool/main/r/rdma-core/rdma-core_$VERSION.orig.tar.gz
 PREFIX=/opt/daxlease/rdma-core
+# how it is built; a build of other options is another cache entry
+CMAKE_ARGS=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$PREFIX
+	    -DCMAKE_INSTALL_LIBDIR=lib -DNO_PYVERBS=1 -DNO_MAN_PAGES=1)
 
 usage()
 {
@@ -58,7 +61,8 @@ pkg-config --exists libnl-3.0 libnl-route-3.0 ||
 
 mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)
-dir=$cache/rdma-core-$VERSION
+key=$(printf '%s\n' "$VERSION" "${CMAKE_ARGS[@]}" | sha256sum | cut -c1-12)
+dir=$cache/rdma-core-$VERSION-$key
 root=$dir/root
 if [ ! -f "$dir/done" ]; then
 	tarball=$cache/rdma-core_$VERSION.orig.tar.gz
@@ -76,10 +80,8 @@ if [ ! -f "$dir/done" ]; then
 	log "building rdma-core $VERSION in $dir/build (log: $dir/build.log)"
 	t0=$SECONDS
 	{
-		cmake -G Ninja -S "$dir/rdma-core-$VERSION" -B "$dir/build" \
-			-DCMAKE_BUILD_TYPE=Release \
-			-DCMAKE_INSTALL_PREFIX="$PREFIX" \
-			-DNO_PYVERBS=1 -DNO_MAN_PAGES=1 &&
+		cmake -S "$dir/rdma-core-$VERSION" -B "$dir/build" \
+			"${CMAKE_ARGS[@]}" &&
 		timeout 3600 ninja -C "$dir/build" -j2 &&
 		DESTDIR="$root" ninja -C "$dir/build" install
 	} > "$dir/build.log" 2>&1 || {
@@ -97,11 +99,15 @@ if [ ! -f "$dir/done" ]; then
 	log "rdma-core $VERSION built in $((SECONDS - t0)) s"
 fi
 # pkg-config files that name the install root, for building against it
-rm -rf "$dir/pkgconfig"
-mkdir -p "$dir/pkgconfig"
-for pc in "$root$PREFIX"/lib/pkgconfig/*.pc; do
-	sed "s,$PREFIX,$root$PREFIX,g" "$pc" > "$dir/pkgconfig/${pc##*/}"
-done
+# (made once, with the build)
+if [ ! -d "$dir/pkgconfig" ]; then
+	rm -rf "$dir/pkgconfig.tmp"
+	mkdir -p "$dir/pkgconfig.tmp"
+	for pc in "$root$PREFIX"/lib/pkgconfig/*.pc; do
+		sed "s,$PREFIX,$root$PREFIX,g" "$pc" > "$dir/pkgconfig.tmp/${pc##*/}"
+	done
+	mv "$dir/pkgconfig.tmp" "$dir/pkgconfig"
+fi
 
 if [ -n "$cbuild" ]; then
 	rm -f "$cbuild/CMakeCache.txt"

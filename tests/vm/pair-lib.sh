@@ -28,14 +28,15 @@ pair_ports()
 
 _pair_port_used() { ss -Hln -u "sport = :$1" 2>/dev/null | grep -q .; }
 
-# pair_persist MODE OUT: for --client-persist MODE (send or flush), sets
-# PAIR_PERSIST_ARGS, the kernel command line both guests get; with flush,
+# pair_persist MODE OUT LINE: for --client-persist MODE (send or flush),
+# sets PAIR_PERSIST_ARGS, the kernel command line both guests get; flush
+# needs LINE 6.12 (rxe has RDMA FLUSH from Linux 6.2 on); with flush,
 # the client's RDMA FLUSH build (tests/vm/get-rdma-core.sh) is made in
 # OUT/flush-tree and exported as DAXLEASE_VM_EXTRA_TREE for the guest
 # images.  Fails with a message otherwise.  (Not in a subshell: it exports.)
 pair_persist()
 {
-	local mode=$1 out=$2 lib
+	local mode=$1 out=$2 line=$3 lib
 
 	PAIR_PERSIST_ARGS=
 	lib=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -44,8 +45,12 @@ pair_persist()
 	flush) ;;
 	*) echo "--client-persist is send or flush, not '$mode'" >&2; return 1 ;;
 	esac
+	if [ "$line" != 6.12 ]; then
+		echo "--client-persist flush needs --line 6.12: Linux $line's rxe has no RDMA FLUSH (6.2 and later)" >&2
+		return 1
+	fi
 	timeout 5400 bash "$lib/get-rdma-core.sh" \
-		--client "$lib/../../build/vm-flush-client" "$out/flush-tree" \
+		--client "$out/flush-client-build" "$out/flush-tree" \
 		> /dev/null || return 1
 	export DAXLEASE_VM_EXTRA_TREE=$out/flush-tree
 	PAIR_PERSIST_ARGS=daxlease.persist=flush

@@ -90,6 +90,8 @@ rm -rf "$out"/server-* "$out/client" "$out/rounds.txt"
 t_start=$SECONDS
 phase() { echo "run-crash.sh: [$((SECONDS - t_start))s] $*"; }
 RANDOM=$seed
+pair_persist "$persist" "$out" "$line" || exit 1
+pargs=$PAIR_PERSIST_ARGS
 
 if [ -z "$server_kernel" ]; then
 	bash "$top/kernel-headers/build-kernel.sh" --line "$line"
@@ -98,8 +100,6 @@ fi
 [ -f "$server_kernel" ] || { echo "$0: no kernel image $server_kernel" >&2; exit 1; }
 [ "$do_build" = 1 ] && bash "$here/run.sh" --build-only --build-dir "$build" --out "$out"
 timeout 900 bash "$here/get-stock-kernel.sh" --line "$line" > /dev/null
-pair_persist "$persist" "$out" || exit 1
-pargs=$PAIR_PERSIST_ARGS
 
 nvdir=$(mktemp -d /dev/shm/daxlease-crash.XXXXXX)
 cpid=

@@ -70,6 +70,8 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 t_start=$SECONDS
 phase() { echo "run-pair.sh: [$((SECONDS - t_start))s] $*"; }
+pair_persist "$persist" "$out" "$line" || exit 1
+append="$append $PAIR_PERSIST_ARGS"
 
 if [ -z "$server_kernel" ]; then
 	bash "$top/kernel-headers/build-kernel.sh" --line "$line"
@@ -79,8 +81,6 @@ fi
 if [ "$do_build" = 1 ]; then
 	bash "$here/run.sh" --build-only --build-dir "$build" --out "$out"
 fi
-pair_persist "$persist" "$out" || exit 1
-append="$append $PAIR_PERSIST_ARGS"
 # the stock kernel before the boots, so that neither waits on the other
 timeout 900 bash "$here/get-stock-kernel.sh" --line "$line" > /dev/null
 

@@ -293,6 +293,7 @@ export DAXLEASE_IP='${DAXLEASE_IP:-}'
 export DAXLEASE_PEER='${DAXLEASE_PEER:-}'
 export DAXLEASE_NVDIMM='${DAXLEASE_NVDIMM:-}'
 export DAXLEASE_CRASH='${DAXLEASE_CRASH:-}'
+export DAXLEASE_PERSIST='${DAXLEASE_PERSIST:-}'
 export DAXLEASE_PREFIX=/opt/daxlease
 export DAXLEASE_SRC=/opt/daxlease/src
 export PATH='/opt/daxlease/bin:/opt/daxlease/libexec/daxlease/tests:/usr/sbin:/usr/bin:/sbin:/bin'

@@ -42,12 +42,8 @@
 #define NRECV 72		/* > the server's most credits, plus REGION */
 #define NSEND 8
 #define MAX_IO (1UL << 20)	/* bytes of one WRITE or READ */
-/*
- * A client that makes its ranges durable with RDMA FLUSH sends the server
- * nothing, and a server drops clients that stay silent (--idle-timeout):
- * so at least once a second a range is made durable with PERSIST instead.
- */
-#define FLUSH_KEEPALIVE_US 1e6
+/* wr_id of the RDMA FLUSH, told apart from the SENDs and READs (0) */
+#define WR_FLUSH 1
 
 enum persist_mode {
 	PERSIST_AUTO,		/* FLUSH where it can be posted, else PERSIST */
@@ -92,8 +88,16 @@ struct conn {
 	/* the QP can post RDMA FLUSH (NULL: it cannot; why_no_flush says why) */
 	struct ibv_qp_ex *qpx;
 	const char *why_no_flush;
+	char why_buf[160];
 	bool use_flush;		/* ranges are made durable with FLUSH */
 	bool fatal;		/* the connect failed for good: no retry */
+	/*
+	 * A client that makes its ranges durable with RDMA FLUSH sends the
+	 * server nothing, and a server drops a client silent for its
+	 * REGION's idle_ms: so every keepalive_us (a third of it; 0: never)
+	 * a range is made durable with PERSIST instead.
+	 */
+	double keepalive_us;
 	double last_persist_us;	/* when the last PERSIST was sent */
 	uint64_t nflush;	/* ranges made durable with FLUSH */
 	uint64_t npersist;	/* and with PERSIST */
@@ -232,6 +236,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		fprintf(stderr, PROG ": unknown command '%s'\n", o->cmd);
 		goto usage;
 	}
+	/* check makes nothing durable: --persist does not apply */
+	if (!strcmp(o->cmd, "check"))
+		o->persist = PERSIST_SEND;
 	if (!strcmp(o->cmd, "lat")) {
 		if (!o->size || o->size > MAX_IO) {
 			fprintf(stderr, PROG ": lat: --size 1..%lu\n", MAX_IO);
@@ -371,6 +378,8 @@ static void conn_close(struct conn *c)
 	c->data_mr = c->msg_mr = NULL;
 	c->id = NULL;
 	c->ch = NULL;
+	c->qpx = NULL;
+	c->use_flush = false;
 }
 
 /* The next CM event, of type want, within timeout_ms; 0 or -1 (errno). */
@@ -398,8 +407,11 @@ static int wait_cm(struct conn *c, enum rdma_cm_event_type want,
 	return -1;
 }
 
-/* the device capabilities of RDMA FLUSH (IB_UVERBS_DEVICE_FLUSH_*) */
-#define DEVICE_FLUSH_GLOBAL (1ULL << 38)
+/*
+ * This kernel's device can execute RDMA FLUSH of placement type
+ * persistent (IB_UVERBS_DEVICE_FLUSH_PERSISTENT, Linux 6.2); rxe sends
+ * FLUSH on a device that has it.
+ */
 #define DEVICE_FLUSH_PERSISTENT (1ULL << 39)
 
 /*
@@ -414,6 +426,7 @@ static int create_qp(struct conn *c, const struct opts *o,
 		c->why_no_flush = "--persist send";
 		return rdma_create_qp(c->id, NULL, qa);
 	}
+	c->why_no_flush = c->why_buf;
 #ifdef DL_HAVE_IBV_FLUSH
 	{
 		struct ibv_qp_init_attr_ex qx = {
@@ -428,26 +441,36 @@ static int create_qp(struct conn *c, const struct opts *o,
 					  IBV_QP_EX_WITH_SEND |
 					  IBV_QP_EX_WITH_FLUSH,
 		};
-		const uint64_t both = DEVICE_FLUSH_GLOBAL |
-				      DEVICE_FLUSH_PERSISTENT;
 		struct ibv_device_attr_ex da;
 
 		if (ibv_query_device_ex(c->id->verbs, NULL, &da))
-			c->why_no_flush = "the device's attributes could not be queried";
-		else if ((da.device_cap_flags_ex & both) != both)
-			c->why_no_flush = "the device cannot execute RDMA FLUSH";
+			snprintf(c->why_buf, sizeof(c->why_buf),
+				 "querying %s: %s",
+				 ibv_get_device_name(c->id->verbs->device),
+				 strerror(errno));
+		else if (!(da.device_cap_flags_ex & DEVICE_FLUSH_PERSISTENT))
+			snprintf(c->why_buf, sizeof(c->why_buf),
+				 "%s on this kernel has no RDMA FLUSH (rxe: Linux 6.2 and later)",
+				 ibv_get_device_name(c->id->verbs->device));
 		else if (rdma_create_qp_ex(c->id, &qx))
-			c->why_no_flush = "the device's provider cannot post RDMA FLUSH";
+			snprintf(c->why_buf, sizeof(c->why_buf),
+				 "a queue pair that posts RDMA FLUSH on %s: %s",
+				 ibv_get_device_name(c->id->verbs->device),
+				 strerror(errno));
 		else if (!(c->qpx = ibv_qp_to_qp_ex(c->id->qp)))
 			return errno = EPROTO, -1;
 		else
 			return 0;
 	}
 #else
-	c->why_no_flush = "this client's libibverbs cannot post RDMA FLUSH (rdma-core 45 and later can)";
+	snprintf(c->why_buf, sizeof(c->why_buf),
+		 "this client's libibverbs cannot post RDMA FLUSH (rdma-core 45 and later can)");
 #endif
-	if (o->persist == PERSIST_FLUSH)
+	if (o->persist == PERSIST_FLUSH) {
+		/* no retry: it would not change */
+		c->fatal = true;
 		return errno = EOPNOTSUPP, -1;
+	}
 	return rdma_create_qp(c->id, NULL, qa);
 }
 
@@ -487,11 +510,8 @@ static int try_connect(struct conn *c, const struct opts *o)
 	}
 	c->qpx = NULL;
 	c->why_no_flush = NULL;
-	if (create_qp(c, o, &qa)) {
-		/* --persist flush where FLUSH cannot be posted: no retry */
-		c->fatal = errno == EOPNOTSUPP;
+	if (create_qp(c, o, &qa))
 		goto fail;
-	}
 	/* asynchronous from here: the connect is waited for, bounded */
 	c->ch = rdma_create_event_channel();
 	if (!c->ch || rdma_migrate_id(c->id, c->ch))
@@ -550,6 +570,8 @@ static int conn_open(struct conn *c, const struct opts *o)
 	c->rkey = be32toh(m->rkey);
 	c->credits = be32toh(m->credits);
 	c->flags = be32toh(m->flags);
+	c->keepalive_us = be32toh(m->idle_ms) * 1000.0 / 3;
+	c->last_persist_us = now_us();
 	/*
 	 * RDMA FLUSH where the server registered its region for it (only
 	 * persistent memory can be) and this QP can post it; PERSIST, which
@@ -563,7 +585,7 @@ static int conn_open(struct conn *c, const struct opts *o)
 		conn_close(c);
 		return -1;
 	}
-	printf("connected to %s port %s after %d attempt(s): region of %" PRIu64 " bytes, rkey 0x%x, %u credits%s%s; durable by %s%s%s\n",
+	printf("connected to %s port %s after %d attempt(s): region of %" PRIu64 " bytes, rkey 0x%x, %u credits%s%s; durable by %s%s%s",
 	       o->addr, o->port, tries, c->rlen, c->rkey, c->credits,
 	       c->flags & DLR_REGION_CACHE_FLUSH ? ", cache flush" : "",
 	       c->flags & DLR_REGION_FLUSH ? ", RDMA FLUSH target" : "",
@@ -620,8 +642,10 @@ static int persist_flush(struct conn *c, uint64_t off, uint64_t len)
 			off, len, c->rlen);
 		return errno = EINVAL, -1;
 	}
+	struct ibv_wc wc;
+
 	ibv_wr_start(c->qpx);
-	c->qpx->wr_id = 0;
+	c->qpx->wr_id = WR_FLUSH;
 	/* signaled: its completion frees the send queue of the WRITEs too */
 	c->qpx->wr_flags = IBV_SEND_SIGNALED;
 	ibv_wr_flush(c->qpx, c->rkey, c->raddr + off, len,
@@ -631,7 +655,18 @@ static int persist_flush(struct conn *c, uint64_t off, uint64_t len)
 		perror(PROG ": posting RDMA FLUSH");
 		return -1;
 	}
-	return wait_send(c, "RDMA FLUSH");
+	if (wait_wc(c->id->send_cq, c->id->send_cq_channel, c->timeout_ms,
+		    &wc)) {
+		fprintf(stderr, PROG ": RDMA FLUSH: %s\n", strerror(errno));
+		return -1;
+	}
+	/* the only signaled work request outstanding */
+	if (wc.wr_id != WR_FLUSH || wc.opcode != IBV_WC_FLUSH) {
+		fprintf(stderr, PROG ": RDMA FLUSH: a completion of wr_id %" PRIu64 ", opcode %d\n",
+			(uint64_t)wc.wr_id, (int)wc.opcode);
+		return errno = EPROTO, -1;
+	}
+	return 0;
 #else
 	(void)c;
 	(void)off;
@@ -650,7 +685,8 @@ static int persist(struct conn *c, uint64_t seq, uint64_t off, uint64_t len)
 	const struct dlr_msg *ack;
 	uint32_t status;
 
-	if (c->use_flush && now_us() - c->last_persist_us < FLUSH_KEEPALIVE_US) {
+	if (c->use_flush && (!c->keepalive_us ||
+			     now_us() - c->last_persist_us < c->keepalive_us)) {
 		c->nflush++;
 		return persist_flush(c, off, len);
 	}

@@ -17,7 +17,10 @@
  *     range outside the region, EIO when persisting failed;
  *   client -> server: BYE, then disconnect (or just disconnect).
  * A client counts bytes as durable only once it holds the ACK of a
- * PERSIST that covers them.
+ * PERSIST that covers them, or, where REGION says DLR_REGION_FLUSH, once
+ * an RDMA FLUSH (placement type persistent) of them, posted after their
+ * WRITEs on the same QP, has completed.  A client that uses FLUSH still
+ * sends a PERSIST well within the server's idle_ms.
  */
 #ifndef DAXLEASE_REMOTE_PROTO_H
 #define DAXLEASE_REMOTE_PROTO_H
@@ -60,7 +63,12 @@ struct dlr_msg {
 	uint32_t status;	/* ACK: 0 or an errno value */
 	uint32_t flags;		/* REGION: DLR_REGION_* */
 	uint32_t credits;	/* REGION: PERSISTs that may be outstanding */
-	uint8_t reserved[16];
+	/*
+	 * REGION: the server drops a client that sent nothing for this long
+	 * (0: never; older servers send 0 here too)
+	 */
+	uint32_t idle_ms;
+	uint8_t reserved[12];
 };
 
 _Static_assert(sizeof(struct dlr_msg) == 64, "dlr_msg is 64 bytes");

@@ -173,6 +173,8 @@ if "$tool" --help | grep -q "^  serve "; then
 	run serve-credits-too-many 64 serve "$tmp/real" --credits 65
 	run serve-bad-idle 64 serve "$tmp/real" --idle-timeout x
 	run serve-bad-option 64 serve "$tmp/real" --no-such-option
+	run serve-unsafe-no-length 64 serve "$tmp/real" --unsafe-ack-first
+	run serve-unsafe-flush 64 serve "$tmp/real" -l 4096 --unsafe-ack-first --flush
 else
 	bad serve "the tool was built without the serve command (librdmacm)"
 fi

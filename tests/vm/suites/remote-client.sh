@@ -236,13 +236,18 @@ why=
 case "$(uname -r)" in *daxlease*) why="the kernel is $(uname -r)" ;; esac
 [ -e /proc/self/file_pins ] && why="${why:+$why; }/proc/self/file_pins exists (the series' kernel)"
 # (no ldd in the image: the dynamic loader lists what it would load)
-for prog in daxlease_rdma_client daxlease-remote-client; do
+progs=(daxlease_rdma_client daxlease-remote-client)
+# daxlease.persist=flush: the client built against a newer rdma-core too
+[ "${DAXLEASE_PERSIST:-}" = flush ] && progs+=("$REMOTE_FLUSH_CLIENT")
+for prog in "${progs[@]}"; do
 	libs=$(/lib64/ld-linux-x86-64.so.2 --list "$(command -v "$prog")" 2>&1 || true)
-	echo "$libs" | grep -qi daxlease && why="${why:+$why; }$prog loads $(echo "$libs" | grep -i daxlease | awk '{ print $1 }' | tr '\n' ' ')"
+	# by name: the newer rdma-core's own path has daxlease in it
+	sonames=$(echo "$libs" | awk '{ print $1 }')
+	echo "$sonames" | grep -qi daxlease && why="${why:+$why; }$prog loads $(echo "$sonames" | grep -i daxlease | tr '\n' ' ')"
 	echo "$libs" | grep -q librdmacm || why="${why:+$why; }$prog does not link librdmacm: $libs"
 done
 if [ -z "$why" ]; then
-	result stock_client pass "stock kernel $(uname -r), no file_pins; daxlease_rdma_client and daxlease-remote-client link $(echo "$libs" | awk '/=>/ { print $1 }' | grep -E 'ibverbs|rdmacm' | tr '\n' ' ')"
+	result stock_client pass "stock kernel $(uname -r), no file_pins; ${progs[*]##*/} link $(echo "$libs" | awk '/=>/ { print $3 }' | grep -E 'ibverbs|rdmacm' | tr '\n' ' ')"
 else
 	result stock_client fail "$why"
 fi
