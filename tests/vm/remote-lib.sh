@@ -34,19 +34,17 @@ REMOTE_SERVE_IDLE=15
 REMOTE_REC=4096
 # perftest's arguments on both sides, the port last
 remote_pt_args() { echo "-d rxe0 -R -F -s 65536 -n 200 -p"; }
-# daxlease-remote-client; with daxlease.persist=flush the one built against
-# a libibverbs that posts RDMA FLUSH (tests/vm/get-rdma-core.sh), with
-# --persist flush: it fails where it cannot make its records durable so
-# instead of falling back to PERSIST
+# REMOTE_CLIENT: the command of daxlease-remote-client; with
+# daxlease.persist=flush the one built against a libibverbs that posts
+# RDMA FLUSH (tests/vm/get-rdma-core.sh), with --persist flush: it fails
+# where it cannot make its records durable so instead of falling back to
+# PERSIST.  (A command, not a function: a client started in the
+# background is the process that $! names, for kill -STOP and -KILL.)
 REMOTE_FLUSH_CLIENT=/opt/daxlease/rdma-core/bin/daxlease-remote-client
-remote_client()
-{
-	if [ "${DAXLEASE_PERSIST:-}" = flush ]; then
-		"$REMOTE_FLUSH_CLIENT" --persist flush "$@"
-	else
-		daxlease-remote-client "$@"
-	fi
-}
+REMOTE_CLIENT=(daxlease-remote-client)
+if [ "${DAXLEASE_PERSIST:-}" = flush ]; then
+	REMOTE_CLIENT=("$REMOTE_FLUSH_CLIENT" --persist flush)
+fi
 # the server's address and the client's (daxlease.ip without the prefix)
 remote_my_ip() { echo "${DAXLEASE_IP%/*}"; }
 # The crash test (tests/vm/run-crash.sh): one file per file system,

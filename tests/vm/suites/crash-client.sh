@@ -54,7 +54,7 @@ cli() # FS ARGS...: the client against FS's server
 	local fs=$1
 
 	shift
-	remote_client -a "$peer" -p "${port[$fs]}" -t 10000 -R 900 "$@"
+	"${REMOTE_CLIENT[@]}" -a "$peer" -p "${port[$fs]}" -t 10000 -R 900 "$@"
 }
 
 for ((r = 1; r <= rounds + 1; r++)); do

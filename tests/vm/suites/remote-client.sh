@@ -115,7 +115,7 @@ serve_case()
 {
 	local port=$1 rec=$REMOTE_REC i rc p why log n b
 	local -a pids
-	local c=(remote_client -a "$peer" -p "$port" -t 30000)
+	local c=("${REMOTE_CLIENT[@]}" -a "$peer" -p "$port" -t 30000)
 
 	# one client: waits for the server to serve (-R)
 	log=$tmp/s1.log
