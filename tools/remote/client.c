@@ -423,7 +423,8 @@ static int create_qp(struct conn *c, const struct opts *o,
 		     struct ibv_qp_init_attr *qa)
 {
 	if (o->persist == PERSIST_SEND) {
-		c->why_no_flush = "--persist send";
+		c->why_no_flush = strcmp(o->cmd, "check") ?
+				  "--persist send" : "check makes nothing durable";
 		return rdma_create_qp(c->id, NULL, qa);
 	}
 	c->why_no_flush = c->why_buf;
