@@ -86,8 +86,10 @@ line_vm_pair() {
 # the crash test on 6.12: five kills of the server, ext4 and xfs each
 # time, no acknowledged record lost.  By hand, to keep CI short: its
 # negative control (run-crash.sh --broken --rounds 1, which must be
-# caught losing records), the long mode (--rounds 50) and the
-# durable-write latency (bench/remote)
+# caught losing records), the long mode (--rounds 50), the
+# durable-write latency (bench/remote) and, on 6.12, the client that
+# persists with RDMA FLUSH (--client-persist flush: it downloads and
+# builds a newer rdma-core)
 step_vm_crash_612() {
 	bash "$top/tests/vm/run-crash.sh" --line 6.12 --rounds 5 \
 		--server-kernel "$(bash "$top/kernel-headers/build-kernel.sh" --line 6.12 --print-path)" \
