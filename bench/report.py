@@ -320,8 +320,9 @@ def cmd_table(a):
     pr = [r for r in R if r["group"] == "pair" and "op" not in r and
           not r["case"].startswith(("ib_write_", "reg_4KiB_anon"))]
     if pr:
-        p("\nEach run's registration time over the same run's time of "
-          "another case (median (min–max) of the runs' ratios):\n")
+        p("\nEach run's registration time (dereg: deregistration time) "
+          "over the same run's time of another case (median (min–max) of "
+          "the runs' ratios):\n")
         p("| case | over | " + " | ".join(hsize(s) for s in sizes) + " |")
         p("|---|---|" + "---|" * len(sizes))
         for c, ph in dict.fromkeys((r["case"], r["phase"]) for r in pr):
@@ -331,7 +332,11 @@ def cmd_table(a):
                 cells.append("-" if not r else fmt(r) if not r.get("runs")
                              else f"{r['median']:.2f}× ({r['min']:.2f}–"
                                   f"{r['max']:.2f})")
-            p(f"| {c} | {ph[3:]} | " + " | ".join(cells) + " |")
+            # vs_B: registration over B's; dereg_vs_B: deregistration
+            over = (ph[3:] if ph.startswith("vs_") else
+                    "dereg: " + ph[len("dereg_vs_"):]
+                    if ph.startswith("dereg_vs_") else ph)
+            p(f"| {c} | {over} | " + " | ".join(cells) + " |")
     al = [r for r in R if r["group"] == "align"]
     if al:
         p("\nAlignment of the fsdax range (ibv_reg_dax_mr), µs:\n")
