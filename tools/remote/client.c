@@ -586,18 +586,27 @@ static int conn_open(struct conn *c, const struct opts *o)
 		conn_close(c);
 		return -1;
 	}
-	printf("connected to %s port %s after %d attempt(s): region of %" PRIu64 " bytes, rkey 0x%x, %u credits%s%s; durable by %s%s%s",
+	printf("connected to %s port %s after %d attempt(s): region of %" PRIu64 " bytes, rkey 0x%x, %u credits%s%s; durable by %s%s%s%s\n",
 	       o->addr, o->port, tries, c->rlen, c->rkey, c->credits,
 	       c->flags & DLR_REGION_CACHE_FLUSH ? ", cache flush" : "",
 	       c->flags & DLR_REGION_FLUSH ? ", RDMA FLUSH target" : "",
 	       c->use_flush ? "RDMA FLUSH" : "PERSIST and ACK",
 	       c->use_flush ? "" : " (no FLUSH: ",
-	       c->use_flush ? "" : c->why_no_flush);
-	if (!c->use_flush)
-		putchar(')');
-	putchar('\n');
+	       c->use_flush ? "" : c->why_no_flush,
+	       c->use_flush ? "" : ")");
 	fflush(stdout);
 	return 0;
+}
+
+/* [off, +len) lies in the served region; else says so, errno EINVAL */
+static bool in_region(const struct conn *c, uint64_t off, uint64_t len)
+{
+	if (off <= c->rlen && len <= c->rlen - off)
+		return true;
+	fprintf(stderr, PROG ": [%" PRIu64 ", +%" PRIu64 ") is outside the region of %" PRIu64 " bytes\n",
+		off, len, c->rlen);
+	errno = EINVAL;
+	return false;
 }
 
 static int rdma_io(struct conn *c, bool write, size_t loff, uint64_t roff,
@@ -616,11 +625,8 @@ static int rdma_io(struct conn *c, bool write, size_t loff, uint64_t roff,
 		.wr.rdma = { .remote_addr = c->raddr + roff, .rkey = c->rkey },
 	}, *bad;
 
-	if (roff > c->rlen || len > c->rlen - roff) {
-		fprintf(stderr, PROG ": [%" PRIu64 ", +%zu) is outside the region of %" PRIu64 " bytes\n",
-			roff, len, c->rlen);
-		return errno = EINVAL, -1;
-	}
+	if (!in_region(c, roff, len))
+		return -1;
 	errno = ibv_post_send(c->id->qp, &wr, &bad);
 	if (errno) {
 		perror(PROG ": ibv_post_send");
@@ -638,13 +644,10 @@ static int rdma_io(struct conn *c, bool write, size_t loff, uint64_t roff,
 static int persist_flush(struct conn *c, uint64_t off, uint64_t len)
 {
 #ifdef DL_HAVE_IBV_FLUSH
-	if (off > c->rlen || len > c->rlen - off) {
-		fprintf(stderr, PROG ": FLUSH [%" PRIu64 ", +%" PRIu64 ") is outside the region of %" PRIu64 " bytes\n",
-			off, len, c->rlen);
-		return errno = EINVAL, -1;
-	}
 	struct ibv_wc wc;
 
+	if (!in_region(c, off, len))
+		return -1;
 	ibv_wr_start(c->qpx);
 	c->qpx->wr_id = WR_FLUSH;
 	/* signaled: its completion frees the send queue of the WRITEs too */
