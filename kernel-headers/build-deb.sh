@@ -32,7 +32,9 @@ OUT (default build/kernel-deb/LINE):
                    (package linux-config-LINE), FLAVOUR amd64_none_amd64;
                    debian:FLAVOUR for another flavour; test or test:plain:
                    the test VM's (tinyconfig + kernel-headers/kconfig/,
-                   debug or plain options, as build-kernel.sh); or a
+                   debug or plain options, as build-kernel.sh, and the
+                   test hooks of patches/linux-LINE/test/series after the
+                   series: never in packages for users); or a
                    configuration file, e.g. /boot/config-$(uname -r)
   --out DIR        where the packages go
   --jobs N         make -jN (default: the number of CPUs)
@@ -120,6 +122,7 @@ done
 
 fragments=()
 config_file=
+test_hooks=
 case "$spec" in
 debian|debian:*)
 	flavour=${spec#debian}
@@ -136,6 +139,7 @@ test|test:debug|test:plain)
 	fragments=("$kdir/base.config" "$kdir/$mode.config")
 	[ ! -f "$kdir/line-$line.config" ] ||
 		fragments+=("$kdir/line-$line.config")
+	test_hooks=$pdir/test
 	;;
 *)
 	[ -f "$spec" ] || die "no configuration file '$spec'"
@@ -168,6 +172,10 @@ kmake() { timeout "$(left)" make -C "$src" ARCH=x86_64 "$@" >> "$blog" 2>&1; }
 log "unpacking ${tarball##*/} into $src and applying the series"
 kl_source "$tarball" "$pdir" "$src" "$blog" || failed "$KL_ERR"
 log "applied ${#KL_PATCHES[@]} patches of series version $series_version"
+if [ -n "$test_hooks" ]; then
+	kl_apply "$test_hooks" "$src" "$blog" || failed "$KL_ERR"
+	log "applied ${#KL_PATCHES[@]} test hook(s) of $test_hooks"
+fi
 
 export ARCH=x86_64
 if [ ${#fragments[@]} -gt 0 ]; then

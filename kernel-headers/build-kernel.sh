@@ -16,9 +16,10 @@ tinyconfig' + kernel-headers/kconfig/base.config + debug.config (--debug,
 the default: KASAN, lockdep, DEBUG_VM, ...) or plain.config (--plain, for
 benchmarks) + line-LINE.config where there is one): the series applied
 with zero fuzz to Debian's linux-source-LINE, every fragment option
-checked after olddefconfig, 'make bindeb-pkg'.  The bzImage is the
-/boot/vmlinuz of the linux-image package it produced: the kernel the
-tests boot is the package a user installs.
+checked after olddefconfig, 'make bindeb-pkg'.  After the series come
+the test hooks of patches/linux-LINE/test/series, which only the test
+VM's kernels carry (packages of Debian's configuration never do).  The
+bzImage is the /boot/vmlinuz of the linux-image package it produced.
 
 The result is cached in $DAXLEASE_CACHE/kernel/<hash>/ (default
 DAXLEASE_CACHE=/var/cache/daxlease) with bzImage, the linux-image
@@ -87,6 +88,9 @@ for f in "${fragments[@]}"; do [ -f "$f" ] || die "$f missing"; done
 . "$here/kernel-lib.sh"
 kl_series "$pdir" || die "$KL_ERR"
 patches=("${KL_PATCHES[@]}")
+# the test VM's kernel also carries the test hooks (build-deb.sh)
+kl_series "$pdir/test" || die "$KL_ERR"
+hooks=("${KL_PATCHES[@]}")
 
 # Cache key: everything that goes into the image.
 key=$(
@@ -102,6 +106,9 @@ key=$(
 	done
 	for p in "${patches[@]}"; do
 		echo "patch $p $(sha256sum < "$pdir/$p" | cut -d' ' -f1)"
+	done
+	for p in "${hooks[@]}"; do
+		echo "test hook $p $(sha256sum < "$pdir/test/$p" | cut -d' ' -f1)"
 	done
 )
 hash=$(printf '%s\n' "$key" | sha256sum | cut -c1-16)

@@ -45,6 +45,15 @@ kl_source() {
 		KL_ERR="unpacking $tarball failed"
 		return 1
 	fi
+	kl_apply "$pdir" "$dest" "$log"
+}
+
+# kl_apply PDIR DEST LOG: applies the series of PDIR to the tree DEST, as
+# kl_source does.  Returns 1 with KL_ERR set on failure.
+kl_apply() {
+	local pdir=$1 dest=$2 log=$3 p
+
+	kl_series "$pdir" || return 1
 	for p in "${KL_PATCHES[@]}"; do
 		echo "=== patch -p1 < $p" >> "$log"
 		if ! timeout 120 patch -p1 --forward --batch --fuzz=0 \
