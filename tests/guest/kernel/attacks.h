@@ -98,4 +98,11 @@ void atk_pmd_batch_devdax(struct kt_dev *dev, const char *devdax);
 /* attacks_scale.c: thousands of MRs on one file */
 void atk_pins_scale(struct kt_dev *dev, const struct kt_fs *fs);
 
+/*
+ * attacks_dereg.c: deregistration while a responder QP is in the middle
+ * of a message into the MR, and the exit of a process in that state
+ */
+void atk_dereg_busy(struct kt_dev *dev, const struct kt_fs *fs);
+void atk_dereg_mw_race(struct kt_dev *dev, const struct kt_fs *fs);
+
 #endif /* DAXLEASE_ATTACKS_H */
