@@ -283,6 +283,14 @@ err_free:
 	return NULL;
 }
 
+/* What a failed deregistration most likely means; the MR stays */
+static const char *dereg_hint(int err)
+{
+	if (err == EBUSY)
+		return "the device still uses the MR, e.g. a queue pair in the middle of a packet into it; the MR and its pins stay, try again later";
+	return "memory windows still bound?";
+}
+
 /* Kernel side of a deregistration: 0 or an errno value, with the reason */
 static int dereg_kernel(struct dl_mr *m)
 {
@@ -304,15 +312,15 @@ static int dereg_kernel(struct dl_mr *m)
 		if (ret < 0)
 			ret = errno ? errno : EIO;
 		if (ret)
-			dl_err(ret, "ibv_dereg_mr failed: %s (memory windows still bound?)",
-			       strerror(ret));
+			dl_err(ret, "ibv_dereg_mr failed: %s (%s)", strerror(ret),
+			       dereg_hint(ret));
 		return ret;
 	}
 	ret = dl_cmd_destroy_mr(m->ctx->cmd_fd, m->ctx->driver_id,
 				m->ibv.handle);
 	if (ret)
-		dl_err(ret, "MR_DESTROY failed: %s (memory windows still bound?)",
-		       strerror(ret));
+		dl_err(ret, "MR_DESTROY failed: %s (%s)", strerror(ret),
+		       dereg_hint(ret));
 	return ret;
 }
 
