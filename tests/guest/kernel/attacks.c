@@ -3728,10 +3728,8 @@ int main(int argc, char **argv)
 		 * rxe's 50 s wait for a held MR, once: the flaw is in the
 		 * driver, the file system only supplies the truncate
 		 */
-		if (want("i18") && i == 0) {
+		if (want("i18") && i == 0)
 			atk_dereg_busy(&dev, fs);
-			atk_dereg_mw_race(&dev, fs);
-		}
 		/* 10,000 VMAs take half a minute to set up: one shape each */
 		if (want("i9"))
 			t_i9(fs, strcmp(fs->name, "ext4") ? 1000 : 1);

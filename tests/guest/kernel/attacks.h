@@ -103,6 +103,5 @@ void atk_pins_scale(struct kt_dev *dev, const struct kt_fs *fs);
  * of a message into the MR, and the exit of a process in that state
  */
 void atk_dereg_busy(struct kt_dev *dev, const struct kt_fs *fs);
-void atk_dereg_mw_race(struct kt_dev *dev, const struct kt_fs *fs);
 
 #endif /* DAXLEASE_ATTACKS_H */

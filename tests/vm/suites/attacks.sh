@@ -11,9 +11,9 @@
 # 10,000-VMA registrations, shifts and punches beside pinned or spliced
 # pages (the range a change drops), swapon, the devdax namespace unbound
 # under a pin (and bound again), thousands of MRs on one file (a check
-# must not walk them all), the dereg of an MR that a memory window bound
-# during the dereg still holds, or that the test kernel's hook holds
-# (it must fail and keep the pins, also when the process exits).
+# must not walk them all), the dereg of an MR still referenced (the test
+# kernel's hook holds it: the dereg must fail and keep the pins, also when
+# the process exits).
 # Formats the spare NVDIMM namespace
 # (DAXLEASE_SPARE_DEV, not mounted by setup) itself, checks every file
 # system after its refused layout changes (e2fsck -fn, xfs_repair -n) and
