@@ -224,7 +224,8 @@ void atk_dereg_busy(struct kt_dev *dev, const struct kt_fs *fs)
 			  d2 == 0 && in2 == 0 && t2 == 0 && nrep == 0,
 		    "MR of [0, 1 MiB) of %s, lease released, a reference to it held in the driver: dereg %s after %.1f s (want EBUSY), file_pins names it %d time(s) (want 1), truncate by another process %s (want ETXTBSY); holder gone: dereg %s (want success), file_pins %d (want 0), truncate %s (want success); kernel log: %d report line(s)%s%s",
 		    path, kt_res_name(d1), dt1, in1, kt_res_name(t1),
-		    kt_res_name(d2), in2, kt_res_name(t2), nrep,
+		    d2 == -1 ? "not needed (the first one succeeded)" :
+			       kt_res_name(d2), in2, kt_res_name(t2), nrep,
 		    nrep > 0 ? ", first: " : "", nrep > 0 ? report : "");
 	if (xr.err)
 		dtest_fail(n_exit, "not reached: %s", xr.why);
