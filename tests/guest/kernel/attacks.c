@@ -339,8 +339,7 @@ static const char *child_res(int r)
 	return en(r);
 }
 
-/* Lines of a file_pins text that name path exactly ("\t<path>\n") */
-static int pins_naming(const char *text, const char *path)
+int atk_pins_naming(const char *text, const char *path)
 {
 	char rp[4096];
 	const char *p = text;
@@ -940,8 +939,8 @@ static void t_i2_race(const struct kt_fs *fs, enum race_mode mode)
 		}
 		remapper_pause(&m, true);
 		own_pins(pins, sizeof(pins));
-		in1 = pins_naming(pins, p[0]);
-		in2 = pins_naming(pins, p[1]);
+		in1 = atk_pins_naming(pins, p[0]);
+		in2 = atk_pins_naming(pins, p[1]);
 		/* 256 KiB a READ: every page is read back all the same */
 		for (pg = 0, ret = 0; !ret && pg < RACE_LEN; pg += RACE_CHUNK)
 			ret = rdma_read_at((uintptr_t)m.addr + pg, rkey, buf,
@@ -2086,8 +2085,8 @@ static void t_i8(const struct kt_fs *fs)
 	ra = truncate_retry(a);
 	rb = truncate_retry(b);
 	own_pins(after, sizeof(after));
-	dtest_check(name, ra == 0 && rb == 0 && !pins_naming(after, a) &&
-			  !pins_naming(after, b),
+	dtest_check(name, ra == 0 && rb == 0 && !atk_pins_naming(after, a) &&
+			  !atk_pins_naming(after, b),
 		    "two MRs (DAX_FD, legacy) on a second context, files unmapped and closed, then the uverbs fd closed with the MRs live: truncate %s / %s (want success); file_pins before \"%s\", after \"%s\"",
 		    en(ra), en(rb), kt_oneline(before), kt_oneline(after));
 out:
@@ -2158,7 +2157,7 @@ static void t_i8_failed_dereg(const struct kt_fs *fs)
 	if (!d1)
 		registered = false;
 	own_pins(pins_failed, sizeof(pins_failed));
-	in1 = pins_naming(pins_failed, path);
+	in1 = atk_pins_naming(pins_failed, path);
 	t1 = kt_child_op(path, KT_OP_TRUNCATE, 0);
 
 	ibv_dealloc_mw(mw);
@@ -2167,7 +2166,7 @@ static void t_i8_failed_dereg(const struct kt_fs *fs)
 	if (!d2)
 		registered = false;
 	own_pins(pins_after, sizeof(pins_after));
-	in2 = pins_naming(pins_after, path);
+	in2 = atk_pins_naming(pins_after, path);
 	t2 = kt_child_op(path, KT_OP_TRUNCATE, 0);
 	dtest_check(name, d1 == EINVAL && in1 == 1 && t1 == ETXTBSY &&
 			  d2 == 0 && in2 == 0 && t2 == 0,
@@ -2260,7 +2259,7 @@ static void t_i9(const struct kt_fs *fs, int nfiles)
 	}
 	for (k = 0; k < nfiles && !bad; k++) {
 		snprintf(path, sizeof(path), "%s/f%04d", dir, k);
-		n = pins_naming(pins, path);
+		n = atk_pins_naming(pins, path);
 		if (n != 1) {
 			bad++;
 			snprintf(first, sizeof(first), "%s listed %d times",
@@ -2780,7 +2779,7 @@ static void readonly_fd_reg(const char *tag, const char *path, size_t len,
 		goto out;
 	}
 	own_pins(pins, sizeof(pins));
-	in = pins_naming(pins, path);
+	in = atk_pins_naming(pins, path);
 	ret = ro_mr_read_back(&r, &same);
 	if (ret)
 		dtest_fail(n_reg, "registered; %s", why);

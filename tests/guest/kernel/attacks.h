@@ -59,6 +59,9 @@ bool atk_pmd_mappable(int fd, char *out, size_t len);
  */
 uint8_t *atk_map_pmd_aligned(int fd, size_t len, uint8_t **res);
 
+/* Lines of a file_pins text that name path exactly ("\t<path>\n") */
+int atk_pins_naming(const char *text, const char *path);
+
 /* fallocate(mode, off, len) of path by another process: kt_child() */
 struct atk_falloc {
 	const char *path;

@@ -70,26 +70,14 @@ static int release_all(void)
 	return kt_write_str(HOLD_PARAM, "-");
 }
 
-/* Times file_pins of pid names path ("\t<path>\n"), -1 if unreadable */
+/* Times file_pins of pid names path, -1 if unreadable */
 static int pins_of(pid_t pid, const char *path)
 {
 	static char buf[65536];
-	char rp[4096];
-	const char *p = buf;
-	int count = 0;
-	size_t n;
 
 	if (kt_read_file_pins(pid, buf, sizeof(buf)))
 		return -1;
-	if (!realpath(path, rp))
-		snprintf(rp, sizeof(rp), "%s", path);
-	n = strlen(rp);
-	while ((p = strchr(p, '\t'))) {
-		p++;
-		if (!strncmp(p, rp, n) && (p[n] == '\n' || p[n] == '\0'))
-			count++;
-	}
-	return count;
+	return atk_pins_naming(buf, path);
 }
 
 struct exit_report {
