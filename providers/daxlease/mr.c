@@ -287,7 +287,7 @@ err_free:
 static const char *dereg_hint(int err)
 {
 	if (err == EBUSY)
-		return "the device still uses the MR, e.g. a queue pair in the middle of a packet into it; the MR and its pins stay, try again later";
+		return "the device still holds the MR, e.g. a memory window bound to it during the deregistration; the MR and its pins stay, try again once it is gone";
 	return "memory windows still bound?";
 }
 

@@ -102,8 +102,9 @@ void atk_pmd_batch_devdax(struct kt_dev *dev, const char *devdax);
 void atk_pins_scale(struct kt_dev *dev, const struct kt_fs *fs);
 
 /*
- * attacks_dereg.c: deregistration while a responder QP is in the middle
- * of a message into the MR, and the exit of a process in that state
+ * attacks_dereg.c: deregistration of an MR still referenced in the
+ * driver (the test kernel's hold_mr hook holds it), and the exit of a
+ * process in that state
  */
 void atk_dereg_busy(struct kt_dev *dev, const struct kt_fs *fs);
 

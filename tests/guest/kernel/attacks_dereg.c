@@ -163,9 +163,6 @@ void atk_dereg_busy(struct kt_dev *dev, const struct kt_fs *fs)
 	if (atk_pin_released(dev, name, path, KT_FILE_SIZE, 0x18, &p)) {
 		/* atk_pin_released() failed the first test */
 		dtest_fail(n_exit, "not reached: the pin of %s failed", path);
-		if (down[1] >= 0)
-			close(down[1]);
-		down[1] = -1;
 		goto exit_test;
 	}
 	h = hold(p.raw.rkey);
@@ -177,8 +174,6 @@ void atk_dereg_busy(struct kt_dev *dev, const struct kt_fs *fs)
 		dtest_fail(n_exit, "not reached: %s",
 			   xr.err ? xr.why : "hold_mr failed");
 		release_all();
-		close(down[1]);
-		down[1] = -1;
 		goto exit_test;
 	}
 	/* the exiting process goes now: its wait runs beside this one's */
@@ -228,6 +223,7 @@ void atk_dereg_busy(struct kt_dev *dev, const struct kt_fs *fs)
 		kt_kmsg_dump(mark, 40);
 
 exit_test:
+	/* the child, if it still waits, exits now */
 	if (down[1] >= 0)
 		close(down[1]);
 	if (up[0] >= 0)
