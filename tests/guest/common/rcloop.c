@@ -3,6 +3,7 @@
  * A loopback pair of RC QPs for the guest tests; see rcloop.h.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,10 @@ struct rcloop {
 	enum ibv_mtu mtu;
 	uint64_t next_wr_id;
 	unsigned int kicks;	/* rcloop_kick() calls, for the record */
+	unsigned int redone;	/* operations redone on a new QP pair */
 };
+
+static atomic_uint rcloop_redone_all;
 
 static __thread char rcloop_msg[256];
 
@@ -259,6 +263,57 @@ static double rcloop_now(void)
 static int rcloop_wait(struct rcloop *l, uint64_t wr_id, const char *what,
 		       size_t len, uint32_t rkey);
 
+/* The state of @qp as a word, for the record of a stall. */
+static const char *rcloop_qp_state(struct ibv_qp *qp)
+{
+	static const char *const names[] = {
+		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT",
+		[IBV_QPS_RTR] = "RTR", [IBV_QPS_RTS] = "RTS",
+		[IBV_QPS_SQD] = "SQD", [IBV_QPS_SQE] = "SQE",
+		[IBV_QPS_ERR] = "ERR",
+	};
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init))
+		return "?";
+	if ((unsigned int)attr.qp_state >= sizeof(names) / sizeof(names[0]) ||
+	    !names[attr.qp_state])
+		return "?";
+	return names[attr.qp_state];
+}
+
+/* Replaces the QP pair by a new one (l->qp[] NULL if that fails). */
+static int rcloop_renew(struct rcloop *l)
+{
+	int i, ret;
+
+	for (i = 1; i >= 0; i--) {
+		if (l->qp[i])
+			ibv_destroy_qp(l->qp[i]);
+		l->qp[i] = NULL;
+	}
+	for (i = 0; i < 2; i++) {
+		l->qp[i] = rcloop_qp(l);
+		if (!l->qp[i]) {
+			rcloop_err(errno, "renewing the QP pair: ibv_create_qp(RC)");
+			goto err;
+		}
+	}
+	if (!rcloop_connect(l, l->qp[0], l->qp[1]->qp_num) &&
+	    !rcloop_connect(l, l->qp[1], l->qp[0]->qp_num))
+		return 0;
+err:
+	ret = errno;
+	for (i = 1; i >= 0; i--) {
+		if (l->qp[i])
+			ibv_destroy_qp(l->qp[i]);
+		l->qp[i] = NULL;
+	}
+	errno = ret;
+	return -1;
+}
+
 static int rcloop_post(struct rcloop *l, enum ibv_wr_opcode op,
 		       const char *what, void *local, uint32_t lkey,
 		       uint64_t remote_addr, uint32_t rkey, size_t len)
@@ -280,14 +335,47 @@ static int rcloop_post(struct rcloop *l, enum ibv_wr_opcode op,
 		},
 	};
 	struct ibv_send_wr *bad;
-	int ret;
+	char first[sizeof(rcloop_msg)];
+	int ret, n;
 
 	if (!l || (!local && len) || len > UINT32_MAX)
 		return rcloop_err(EINVAL, "rcloop %s: bad arguments", what);
-	ret = ibv_post_send(l->qp[0], &wr, &bad);
-	if (ret)
-		return rcloop_err(ret, "ibv_post_send(%s, %zu bytes)", what, len);
-	return rcloop_wait(l, wr.wr_id, what, len, rkey);
+	for (n = 0;; n++) {
+		if (!l->qp[0])
+			return rcloop_err(EIO, "rcloop %s: no QP pair (renewing it failed)",
+					  what);
+		ret = ibv_post_send(l->qp[0], &wr, &bad);
+		if (ret)
+			return rcloop_err(ret, "ibv_post_send(%s, %zu bytes)",
+					  what, len);
+		ret = rcloop_wait(l, wr.wr_id, what, len, rkey);
+		if (!ret || errno != ETIMEDOUT || n)
+			break;
+		/*
+		 * A stall of the device, not an error it reported: the same
+		 * READ or WRITE once more on a new pair of QPs (both are
+		 * idempotent; the stalled pair is destroyed first, so that
+		 * nothing of it lands later).
+		 */
+		snprintf(first, sizeof(first), "%s", rcloop_msg);
+		fprintf(stderr, "rcloop: %s; QP states %s/%s; redoing it on a new QP pair\n",
+			first, rcloop_qp_state(l->qp[0]),
+			rcloop_qp_state(l->qp[1]));
+		if (rcloop_renew(l))
+			return -1;
+		l->redone++;
+		atomic_fetch_add(&rcloop_redone_all, 1);
+		wr.wr_id = ++l->next_wr_id;
+	}
+	if (ret && n) {
+		char again[sizeof(rcloop_msg)];
+		int err = errno;
+
+		snprintf(again, sizeof(again), "%s", rcloop_msg);
+		rcloop_err(0, "%s; on a new QP pair: %s", first, again);
+		errno = err;
+	}
+	return ret;
 }
 
 int rcloop_bind_mw(struct rcloop *l, struct ibv_mw *mw, struct ibv_mr *mr,
@@ -306,6 +394,8 @@ int rcloop_bind_mw(struct rcloop *l, struct ibv_mw *mw, struct ibv_mr *mr,
 
 	if (!l || !mw || !mr)
 		return rcloop_err(EINVAL, "rcloop bind MW: bad arguments");
+	if (!l->qp[0])
+		return rcloop_err(EIO, "rcloop bind MW: no QP pair (renewing it failed)");
 	bind.wr_id = ++l->next_wr_id;
 	ret = ibv_bind_mw(l->qp[0], mw, &bind);
 	if (ret)
@@ -400,8 +490,17 @@ void rcloop_destroy(struct rcloop *l)
 	if (l->kicks)
 		fprintf(stderr, "rcloop: the send queue was kicked %u time(s) (rxe requester stall)\n",
 			l->kicks);
+	if (l->redone)
+		fprintf(stderr, "rcloop: %u operation(s) redone on a new QP pair after a stall\n",
+			l->redone);
 	for (i = 1; i >= 0; i--)
-		ibv_destroy_qp(l->qp[i]);
+		if (l->qp[i])
+			ibv_destroy_qp(l->qp[i]);
 	ibv_destroy_cq(l->cq);
 	free(l);
+}
+
+unsigned int rcloop_redone_total(void)
+{
+	return atomic_load(&rcloop_redone_all);
 }

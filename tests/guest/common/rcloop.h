@@ -57,10 +57,13 @@ struct rcloop *rcloop_create(struct ibv_context *ctx, struct ibv_pd *pd,
  * rcloop_write - RDMA WRITE @len bytes from @local (inside an MR of the
  * pair's PD with key @lkey) to @remote_addr of the MR with @rkey, and wait
  * for the completion (at most $RCLOOP_TIMEOUT seconds, default 30).
+ * When none comes in that time (rxe's requester can stall for good; see
+ * rcloop.c), the pair is replaced by a new one and the operation is posted
+ * once more, with a line on stderr; rcloop_redone_total() counts these.
  * Returns 0, or -1 with errno: EIO (completion with an error status, named
- * in the message), ETIMEDOUT, or the ibv_post_send() error.  After a
- * failed completion the QP is in the error state and the pair must be
- * destroyed.
+ * in the message), ETIMEDOUT (no completion on either pair), or the
+ * ibv_post_send() error.  After a failed completion the QP is in the
+ * error state and the pair must be destroyed.
  */
 int rcloop_write(struct rcloop *l, void *local, uint32_t lkey,
 		 uint64_t remote_addr, uint32_t rkey, size_t len);
@@ -72,10 +75,16 @@ int rcloop_read(struct rcloop *l, void *local, uint32_t lkey,
 /*
  * rcloop_bind_mw - bind the type 1 memory window @mw to [@addr, +@len) of
  * @mr with @access through the requester QP, and wait for the completion.
- * Returns 0 or -1 with errno, as rcloop_write().
+ * Returns 0 or -1 with errno, as rcloop_write(), but a bind is never redone.
  */
 int rcloop_bind_mw(struct rcloop *l, struct ibv_mw *mw, struct ibv_mr *mr,
 		   uint64_t addr, size_t len, unsigned int access);
+
+/*
+ * rcloop_redone_total - how many READs and WRITEs this process redid on a
+ * new QP pair after a stall, over all pairs: for tests to report.
+ */
+unsigned int rcloop_redone_total(void);
 
 /* rcloop_destroy - destroy the QPs and the CQ; NULL is a no-op. */
 void rcloop_destroy(struct rcloop *l);

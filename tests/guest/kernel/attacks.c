@@ -855,6 +855,7 @@ static void t_i2_race(const struct kt_fs *fs, enum race_mode mode)
 	struct remapper m = { .fd = { -1, -1 },
 			      .prot = ro ? PROT_READ : PROT_READ | PROT_WRITE };
 	uint8_t *pat[2] = { NULL, NULL }, *buf = NULL, *res = MAP_FAILED;
+	unsigned int redone = rcloop_redone_total();
 	struct ibv_mr *lmr = NULL;
 	unsigned long iter = 0, ok = 0, mixed = 0, viol = 0, fails = 0;
 	int errs[8] = { 0 }, nerr = 0, ret, k;
@@ -986,14 +987,15 @@ static void t_i2_race(const struct kt_fs *fs, enum race_mode mode)
 		snprintf(hist + strlen(hist), sizeof(hist) - strlen(hist),
 			 "%s%s", k ? "," : "", strerrorname_np(errs[k]) ?
 			 strerrorname_np(errs[k]) : "?");
+	redone = rcloop_redone_total() - redone;
 	if (viol)
-		dtest_fail(name, "%lu violation(s) in %lu registrations (%lu pinned, %lu failed: %s; %lu remaps); first: %s",
-			   viol, iter, ok, fails, hist, m.count, first);
+		dtest_fail(name, "%lu violation(s) in %lu registrations (%lu pinned, %lu failed: %s; %lu remaps; %u READ(s) redone after a stall); first: %s",
+			   viol, iter, ok, fails, hist, m.count, redone, first);
 	else
 		dtest_check(name, ok > 0 && m.count > 0 && !m.err,
-			    "%lu registrations racing %lu mmap(MAP_FIXED) swaps in %d s: %lu pinned (%lu of both files, each listed in file_pins), %lu failed (%s); every pinned page belongs to a listed file%s",
+			    "%lu registrations racing %lu mmap(MAP_FIXED) swaps in %d s: %lu pinned (%lu of both files, each listed in file_pins), %lu failed (%s); every pinned page belongs to a listed file; %u READ(s) redone on a new QP pair after an rxe stall%s",
 			    iter, m.count, race_seconds, ok, mixed, fails,
-			    hist[0] ? hist : "-",
+			    hist[0] ? hist : "-", redone,
 			    m.err ? "; but the remapper failed" : "");
 out:
 	if (thread) {
