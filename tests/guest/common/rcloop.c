@@ -27,6 +27,7 @@ struct rcloop {
 	uint64_t next_wr_id;
 	unsigned int kicks;	/* rcloop_kick() calls, for the record */
 	unsigned int redone;	/* operations redone on a new QP pair */
+	enum ibv_wc_status status;	/* of the last failed completion */
 };
 
 static atomic_uint rcloop_redone_all;
@@ -159,10 +160,20 @@ static int rcloop_connect(struct rcloop *l, struct ibv_qp *qp,
 		return rcloop_err(ret, "modify QP %u to RTR (GID index %d)",
 				  qp->qp_num, l->gid_index);
 
+	/*
+	 * A retransmit timeout near a second, not rxe's usual 67 ms: under
+	 * TCG a 256 KiB READ reply can take longer than that, and the READ
+	 * is then sent again.  rxe's responder replays such a duplicate
+	 * even after the READ completed and its MR was deregistered, fails
+	 * the lookup and goes to the error state, with a NAK the requester
+	 * drops as old.  Six retries, not seven, which rxe takes for
+	 * "retry forever": a responder gone so turns into
+	 * IBV_WC_RETRY_EXC_ERR instead of a silent hang.
+	 */
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IBV_QPS_RTS;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
+	attr.timeout = 18;
+	attr.retry_cnt = 6;
 	attr.rnr_retry = 7;
 	attr.sq_psn = RCLOOP_PSN;
 	attr.max_rd_atomic = 1;
@@ -349,13 +360,16 @@ static int rcloop_post(struct rcloop *l, enum ibv_wr_opcode op,
 			return rcloop_err(ret, "ibv_post_send(%s, %zu bytes)",
 					  what, len);
 		ret = rcloop_wait(l, wr.wr_id, what, len, rkey);
-		if (!ret || errno != ETIMEDOUT || n)
+		if (!ret || n || !(errno == ETIMEDOUT ||
+				   (errno == EIO &&
+				    l->status == IBV_WC_RETRY_EXC_ERR)))
 			break;
 		/*
-		 * A stall of the device, not an error it reported: the same
-		 * READ or WRITE once more on a new pair of QPs (both are
-		 * idempotent; the stalled pair is destroyed first, so that
-		 * nothing of it lands later).
+		 * The pair stalled, or the responder is gone (see
+		 * rcloop_connect()): nothing the responder's side refused.
+		 * The same READ or WRITE once more on a new pair of QPs
+		 * (both are idempotent; the old pair is destroyed first, so
+		 * that nothing of it lands later).
 		 */
 		snprintf(first, sizeof(first), "%s", rcloop_msg);
 		fprintf(stderr, "rcloop: %s; QP states %s/%s; redoing it on a new QP pair\n",
@@ -458,6 +472,7 @@ static int rcloop_wait(struct rcloop *l, uint64_t wr_id, const char *what,
 		}
 		if (wc.wr_id != wr_id)
 			continue;	/* flushed leftover of an older WR */
+		l->status = wc.status;
 		if (wc.status != IBV_WC_SUCCESS)
 			return rcloop_err(EIO, "%s of %zu bytes to rkey 0x%x completed with %s (%d)",
 					  what, len, rkey,

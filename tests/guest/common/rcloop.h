@@ -47,8 +47,9 @@ int rcloop_env_gid_index(void);
  * rcloop_create - create a CQ and two RC QPs on @ctx/@pd and bring them to
  * RTS connected to each other through GID @gid_index of port 1.  Each QP
  * allows remote read, write and atomic access and one outstanding RDMA
- * READ.  Returns the pair, or NULL with errno (EINVAL: bad arguments or
- * GID entry empty; else the verbs error).
+ * READ, and retransmits after about a second, six times at most.
+ * Returns the pair, or NULL with errno (EINVAL: bad arguments or GID
+ * entry empty; else the verbs error).
  */
 struct rcloop *rcloop_create(struct ibv_context *ctx, struct ibv_pd *pd,
 			     int gid_index);
@@ -57,9 +58,11 @@ struct rcloop *rcloop_create(struct ibv_context *ctx, struct ibv_pd *pd,
  * rcloop_write - RDMA WRITE @len bytes from @local (inside an MR of the
  * pair's PD with key @lkey) to @remote_addr of the MR with @rkey, and wait
  * for the completion (at most $RCLOOP_TIMEOUT seconds, default 30).
- * When none comes in that time (rxe's requester can stall for good; see
- * rcloop.c), the pair is replaced by a new one and the operation is posted
- * once more, with a line on stderr; rcloop_redone_total() counts these.
+ * When none comes in that time, or it says the retries were exhausted
+ * (IBV_WC_RETRY_EXC_ERR: rxe can stall a pair or lose its responder for
+ * reasons of its own; see rcloop.c), the pair is replaced by a new one
+ * and the operation is posted once more, with a line on stderr;
+ * rcloop_redone_total() counts these.
  * Returns 0, or -1 with errno: EIO (completion with an error status, named
  * in the message), ETIMEDOUT (no completion on either pair), or the
  * ibv_post_send() error.  After a failed completion the QP is in the
