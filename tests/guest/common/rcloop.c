@@ -167,7 +167,7 @@ static int rcloop_connect(struct rcloop *l, struct ibv_qp *qp,
 	 * even after the READ completed and its MR was deregistered, fails
 	 * the lookup and goes to the error state, with a NAK the requester
 	 * drops as old.  Six retries, not seven, which rxe takes for
-	 * "retry forever": a responder gone so turns into
+	 * "retry forever": a responder lost that way then shows as
 	 * IBV_WC_RETRY_EXC_ERR instead of a silent hang.
 	 */
 	memset(&attr, 0, sizeof(attr));
