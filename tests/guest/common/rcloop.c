@@ -185,6 +185,44 @@ static int rcloop_connect(struct rcloop *l, struct ibv_qp *qp,
 	return 0;
 }
 
+/* Destroys the QP pair, if any. */
+static void rcloop_drop_qps(struct rcloop *l)
+{
+	int i;
+
+	for (i = 1; i >= 0; i--) {
+		if (l->qp[i])
+			ibv_destroy_qp(l->qp[i]);
+		l->qp[i] = NULL;
+	}
+}
+
+/*
+ * Creates the QP pair on l->cq and connects it, the one before dropped:
+ * 0, or -1 with errno and l->qp[] NULL.
+ */
+static int rcloop_new_qps(struct rcloop *l)
+{
+	int i, ret;
+
+	rcloop_drop_qps(l);
+	for (i = 0; i < 2; i++) {
+		l->qp[i] = rcloop_qp(l);
+		if (!l->qp[i]) {
+			rcloop_err(errno, "ibv_create_qp(RC)");
+			goto err;
+		}
+	}
+	if (!rcloop_connect(l, l->qp[0], l->qp[1]->qp_num) &&
+	    !rcloop_connect(l, l->qp[1], l->qp[0]->qp_num))
+		return 0;
+err:
+	ret = errno;
+	rcloop_drop_qps(l);
+	errno = ret;
+	return -1;
+}
+
 struct rcloop *rcloop_create(struct ibv_context *ctx, struct ibv_pd *pd,
 			     int gid_index)
 {
@@ -229,25 +267,14 @@ struct rcloop *rcloop_create(struct ibv_context *ctx, struct ibv_pd *pd,
 		rcloop_err(errno, "ibv_create_cq");
 		goto err_free;
 	}
-	for (i = 0; i < 2; i++) {
-		l->qp[i] = rcloop_qp(l);
-		if (!l->qp[i]) {
-			rcloop_err(errno, "ibv_create_qp(RC)");
-			goto err_qp;
-		}
+	if (rcloop_new_qps(l)) {
+		ret = errno;
+		ibv_destroy_cq(l->cq);
+		errno = ret;
+		goto err_free;
 	}
-	if (rcloop_connect(l, l->qp[0], l->qp[1]->qp_num) ||
-	    rcloop_connect(l, l->qp[1], l->qp[0]->qp_num))
-		goto err_qp;
 	return l;
 
-err_qp:
-	ret = errno;
-	for (i = 1; i >= 0; i--)
-		if (l->qp[i])
-			ibv_destroy_qp(l->qp[i]);
-	ibv_destroy_cq(l->cq);
-	errno = ret;
 err_free:
 	ret = errno;
 	free(l);
@@ -292,37 +319,6 @@ static const char *rcloop_qp_state(struct ibv_qp *qp)
 	    !names[attr.qp_state])
 		return "?";
 	return names[attr.qp_state];
-}
-
-/* Replaces the QP pair by a new one (l->qp[] NULL if that fails). */
-static int rcloop_renew(struct rcloop *l)
-{
-	int i, ret;
-
-	for (i = 1; i >= 0; i--) {
-		if (l->qp[i])
-			ibv_destroy_qp(l->qp[i]);
-		l->qp[i] = NULL;
-	}
-	for (i = 0; i < 2; i++) {
-		l->qp[i] = rcloop_qp(l);
-		if (!l->qp[i]) {
-			rcloop_err(errno, "renewing the QP pair: ibv_create_qp(RC)");
-			goto err;
-		}
-	}
-	if (!rcloop_connect(l, l->qp[0], l->qp[1]->qp_num) &&
-	    !rcloop_connect(l, l->qp[1], l->qp[0]->qp_num))
-		return 0;
-err:
-	ret = errno;
-	for (i = 1; i >= 0; i--) {
-		if (l->qp[i])
-			ibv_destroy_qp(l->qp[i]);
-		l->qp[i] = NULL;
-	}
-	errno = ret;
-	return -1;
 }
 
 static int rcloop_post(struct rcloop *l, enum ibv_wr_opcode op,
@@ -375,7 +371,7 @@ static int rcloop_post(struct rcloop *l, enum ibv_wr_opcode op,
 		fprintf(stderr, "rcloop: %s; QP states %s/%s; redoing it on a new QP pair\n",
 			first, rcloop_qp_state(l->qp[0]),
 			rcloop_qp_state(l->qp[1]));
-		if (rcloop_renew(l))
+		if (rcloop_new_qps(l))
 			return -1;
 		l->redone++;
 		atomic_fetch_add(&rcloop_redone_all, 1);
@@ -498,8 +494,6 @@ int rcloop_read(struct rcloop *l, void *local, uint32_t lkey,
 
 void rcloop_destroy(struct rcloop *l)
 {
-	int i;
-
 	if (!l)
 		return;
 	if (l->kicks)
@@ -508,9 +502,7 @@ void rcloop_destroy(struct rcloop *l)
 	if (l->redone)
 		fprintf(stderr, "rcloop: %u operation(s) redone on a new QP pair after a stall\n",
 			l->redone);
-	for (i = 1; i >= 0; i--)
-		if (l->qp[i])
-			ibv_destroy_qp(l->qp[i]);
+	rcloop_drop_qps(l);
 	ibv_destroy_cq(l->cq);
 	free(l);
 }

@@ -100,25 +100,25 @@ example()
 perftest()
 {
 	local port=$1 f=$DAXLEASE_EXT4/perftest.dat log=$tmp/pt.log rc why=
-	local t0=$SECONDS starts=0
+	local t0=$SECONDS starts=0 start_s=240
 
 	head -c $((4 << 20)) /dev/zero > "$f"
 	sync
 	echo "  \$ daxlease run -- ib_write_bw $(remote_pt_args) $port --mmap=$f"
 	# ib_write_bw serves one connection: a client attempt that dies
 	# after connecting (remote-client.sh tries again) leaves it waiting
-	# for good.  So each start gets 240 s, and one that ran out of time
+	# for good.  So each start gets start_s, and one that ran out of time
 	# (124, or 143 from busybox) is started again while wait_s lasts.
 	while :; do
 		starts=$((starts + 1))
 		rc=0
 		# shellcheck disable=SC2046
-		(cd "$tmp" && exec timeout 240 daxlease run --debug -- \
+		(cd "$tmp" && exec timeout "$start_s" daxlease run --debug -- \
 			ib_write_bw $(remote_pt_args) "$port" --mmap="$f") \
 			> "$log" 2>&1 || rc=$?
 		case $rc in 124|143) ;; *) break ;; esac
-		[ $((SECONDS - t0 + 240)) -le "$wait_s" ] || break
-		echo "  (ib_write_bw's server got no complete run in 240 s; starting it again)"
+		[ $((SECONDS - t0 + start_s)) -le "$wait_s" ] || break
+		echo "  (ib_write_bw's server got no complete run in $start_s s; starting it again)"
 	done
 	sed 's/^/  server| /' "$log" | tail -n 25
 	if [ "$rc" != 0 ]; then
